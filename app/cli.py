@@ -1,0 +1,239 @@
+"""The ``quire`` command line: a thin layer over :class:`engine.Index` (open the index, call one method, print).
+
+Output is human-readable on a terminal and JSON with ``--json``; errors are one line on stderr (a traceback only
+with ``--debug``); Ctrl-C exits with status 130 after saving what was indexed.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import shutil
+import sys
+from pathlib import Path
+
+import click
+
+from engine import Index, IndexConfig, Mode, Progress, QuireError
+from engine.config import default_index_dir
+from engine.ingest.readers.base import Limits
+
+EPILOG_INDEX = "Example: quire index ~/Documents/papers --json"
+
+
+def _db_option(f):
+    return click.option(
+        "--db", "db", type=click.Path(file_okay=False, path_type=Path), default=None,
+        help=f"index folder (default: {default_index_dir()})",
+    )(f)
+
+
+def _json_option(f):
+    return click.option("--json", "as_json", is_flag=True, help="print JSON instead of text")(f)
+
+
+def _handle_errors(f):
+    """Engine errors become one readable line and exit status 1; Ctrl-C becomes status 130."""
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        debug = click.get_current_context().find_root().params.get("debug", False)
+        try:
+            return f(*args, **kwargs)
+        except KeyboardInterrupt:
+            click.echo("\ninterrupted; everything indexed so far is saved", err=True)
+            sys.exit(130)
+        except QuireError as e:
+            if debug:
+                raise
+            click.echo(f"error: {e}", err=True)
+            sys.exit(1)
+
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--debug", is_flag=True, help="show tracebacks and debug logging")
+@click.version_option(package_name="quire", prog_name="quire")
+def cli(debug: bool) -> None:
+    """quire: search your documents by meaning and by words, offline.
+
+    Example: quire index ~/Documents && quire search "how do I renew my passport"
+    """
+    logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+
+
+class _ProgressLine:
+    """A one-line progress display on stderr, redrawn at most ten times a second."""
+
+    def __init__(self) -> None:
+        self._last = 0.0
+
+    def __call__(self, p: Progress) -> None:
+        import time
+
+        now = time.monotonic()
+        if p.phase not in ("done",) and now - self._last < 0.1:
+            return
+        self._last = now
+        width = max(10, min(30, shutil.get_terminal_size().columns - 60))
+        filled = int(width * p.files_done / p.files_total) if p.files_total else 0
+        eta = f" · ETA {_duration(p.eta_seconds)}" if p.eta_seconds else ""
+        line = (f"\r{p.phase:<9} [{'#' * filled}{'.' * (width - filled)}] {p.files_done:,}/{p.files_total:,} files"
+                f" · {p.sentences:,} sentences{eta}")
+        click.echo(line.ljust(shutil.get_terminal_size().columns - 1)[: shutil.get_terminal_size().columns - 1],
+                   err=True, nl=p.phase == "done")
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+
+
+@cli.command(epilog=EPILOG_INDEX)
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@_db_option
+@click.option("--method", default=None, help="embedding method: static (default), sbert, neural")
+@click.option("--ignore", multiple=True, help="gitignore-style pattern to skip (repeatable)")
+@click.option("--max-size", type=float, default=Limits().max_file_bytes / 1e6, show_default=True,
+              help="skip files larger than this many MB")
+@click.option("--workers", type=int, default=None, help="reader processes (default: cores - 1; 0 = none)")
+@_json_option
+@_handle_errors
+def index(paths: tuple[Path, ...], db: Path | None, method: str | None, ignore: tuple[str, ...], max_size: float,
+          workers: int | None, as_json: bool) -> None:
+    """Index files and folders (re-reading only what changed); with no PATH, refresh every folder indexed before."""
+    config = IndexConfig(limits=Limits(max_file_bytes=int(max_size * 1e6)), ignore=ignore, workers=workers)
+    progress = _ProgressLine() if not as_json and sys.stderr.isatty() else None
+    with Index(db, method=method, config=config) as idx:
+        report = idx.add(list(paths), method=method, progress=progress)
+    if as_json:
+        click.echo(json.dumps(report.to_json()))
+        return
+    click.echo(f"{report.documents:,} documents ({report.sentences:,} sentences) indexed, "
+               f"{report.unchanged:,} unchanged, {report.removed:,} removed in {report.seconds:.1f} s "
+               f"[{report.method}]")
+    for issue in report.issues:
+        click.echo(f"  {issue.status}: {issue.path}: {issue.reason}")
+
+
+@cli.command(epilog='Example: quire search "effects of sleep on memory" -k 5 --mode hybrid --json')
+@click.argument("text", required=False)
+@_db_option
+@click.option("-k", "k", type=int, default=10, show_default=True, help="number of documents")
+@click.option("--mode", type=click.Choice([m.value for m in Mode]), default=Mode.HYBRID.value, show_default=True)
+@click.option("--method", default=None, help="must match the index's method (a mismatch is an error)")
+@click.option("--queries", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help='batch mode: a JSONL file of {"id", "text"}; prints one {"id", "results"} line per query')
+@click.option("--all", "include_weak", is_flag=True, help="also list weak matches (flagged), not only relevant ones")
+@_json_option
+@_handle_errors
+def search(text: str | None, db: Path | None, k: int, mode: str, method: str | None, queries: Path | None,
+           include_weak: bool, as_json: bool) -> None:
+    """Search the index by meaning and by words."""
+    if (text is None) == (queries is None):
+        raise click.UsageError("give either TEXT or --queries FILE")
+    with Index(db, create=False) as idx:
+        if queries is not None:
+            for line in queries.read_text(encoding="utf-8").splitlines():
+                if not line.strip():
+                    continue
+                item = json.loads(line)
+                response = idx.search(item["text"], k=k, mode=mode, method=method, include_weak=include_weak)
+                out = response.to_json()
+                click.echo(json.dumps({"id": item["id"], **{key: out[key] for key in ("results", "nothing_relevant")}}))
+            return
+        response = idx.search(text, k=k, mode=mode, method=method, include_weak=include_weak)
+    if as_json:
+        click.echo(json.dumps(response.to_json()))
+        return
+    _print_response(response)
+
+
+def _print_response(response) -> None:
+    if not response.results:
+        hidden = f" ({response.weak_hidden} weak matches hidden; --all shows them)" if response.weak_hidden else ""
+        click.echo(f"nothing relevant found{hidden}")
+    for i, r in enumerate(response.results, 1):
+        page = f", p. {r.page}" if r.page else ""
+        sim = f"similarity {r.similarity:.2f}" if r.similarity is not None else "no similarity"
+        words = ", ".join(t.word for t in r.explanation.matched_terms)
+        click.echo(click.style(f"{i}. {r.title or Path(r.path).name}", bold=True) + f"  {r.path}{page}")
+        click.echo(f"   {sim}" + (f" · words: {words}" if words else "") + (" · weak" if r.weak else ""))
+        click.echo(f"   {_highlight(r.sentence, r.highlights)}")
+    for note in response.notes:
+        click.echo(f"note: {note}", err=True)
+
+
+def _highlight(text: str, highlights) -> str:
+    out, last = [], 0
+    for h in sorted(highlights, key=lambda h: h.start):
+        out += [text[last : h.start], click.style(text[h.start : h.end], bold=True, fg="yellow")]
+        last = h.end
+    return "".join(out) + text[last:]
+
+
+@cli.command(epilog="Example: quire status --json")
+@_db_option
+@click.option("--files", is_flag=True, help="list every file, not only skipped and failed ones")
+@_json_option
+@_handle_errors
+def status(db: Path | None, files: bool, as_json: bool) -> None:
+    """Show what the index holds, and every file that was skipped or failed, with the reason."""
+    with Index(db, create=False) as idx:
+        st = idx.status(files=True)
+    if as_json:
+        click.echo(json.dumps(st.to_json()))
+        return
+    click.echo(f"index {st.folder} [{st.method}]")
+    click.echo(f"{st.indexed:,} indexed, {st.skipped:,} skipped, {st.failed:,} failed; {st.sentences:,} sentences; "
+               f"{st.bytes_on_disk / 1e6:.1f} MB")
+    for root in st.roots:
+        click.echo(f"  root: {root}")
+    for f in st.files:
+        if files or f["status"] != "indexed":
+            reason = f": {f['reason']}" if f["reason"] else ""
+            click.echo(f"  {f['status']:<8} {f['path']}{reason}")
+
+
+@cli.command(epilog="Example: quire remove ~/Documents/old")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@_db_option
+@_json_option
+@_handle_errors
+def remove(paths: tuple[Path, ...], db: Path | None, as_json: bool) -> None:
+    """Remove files, or everything under folders, from the index."""
+    with Index(db, create=False) as idx:
+        n = idx.remove(list(paths))
+    click.echo(json.dumps({"removed": n}) if as_json else f"{n:,} files removed")
+
+
+@cli.command(epilog="Example: quire embed --method static --input sentences.txt --output vectors.npy")
+@click.option("--method", default="static", show_default=True, help="embedding method")
+@click.option("--input", "input_path", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="UTF-8 text, one text per line")
+@click.option("--output", "output_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help=".npy file of float32 L2-normalised rows, one per input line")
+@_handle_errors
+def embed(method: str, input_path: Path, output_path: Path) -> None:
+    """Embed texts with any method (for benchmarks and other tools)."""
+    import numpy as np
+
+    from engine import embed as embedders
+
+    lines = input_path.read_text(encoding="utf-8").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    vectors = embedders.load(method).encode(lines)
+    np.save(output_path, vectors.astype(np.float32))
+    click.echo(f"{vectors.shape[0]:,} x {vectors.shape[1]} vectors written to {output_path}", err=True)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="quire")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,30 @@
+"""Settings of an index run, as one plain dataclass: the CLI fills it from flags, the app from QSettings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import platformdirs
+
+from engine.ingest.readers.base import Limits
+
+
+def default_index_dir() -> Path:
+    """Where indexes live unless told otherwise: the platform's user data folder (e.g. ~/.local/share/quire)."""
+    return Path(platformdirs.user_data_dir("quire", appauthor=False)) / "index"
+
+
+@dataclass(frozen=True)
+class IndexConfig:
+    """How files are found and read. ``workers`` = reader processes (0 reads in the calling process)."""
+
+    limits: Limits = field(default_factory=Limits)
+    ignore: tuple[str, ...] = ()
+    include_hidden: bool = False
+    workers: int | None = None
+    # Sentences embedded and written per transaction: large enough to amortise commits and keep the embedder's
+    # batches full, small enough that a crash loses seconds of work.
+    batch_sentences: int = 8192
+    # The vector graph is saved at least this often during long runs, so a crash re-adds minutes of work at most.
+    save_seconds: float = 120.0

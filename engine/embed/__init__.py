@@ -1,0 +1,58 @@
+"""Embedding methods by name. Heavy methods are imported only when asked for, so ``static`` never pulls in torch."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+from engine.embed.base import Embedder
+from engine.errors import ConfigError, MethodUnavailableError
+from engine.resources import resource_path
+
+log = logging.getLogger(__name__)
+
+DEFAULT_METHOD = "static"
+STATIC_MODEL = "static/model.npz"
+
+_FACTORIES: dict[str, Callable[[dict], Embedder]] = {}
+_CACHE: dict[tuple, Embedder] = {}
+
+
+def register(name: str, factory: Callable[[dict], Embedder]) -> None:
+    """Make a method selectable by ``name``; ``factory`` gets the user's options (e.g. a model path)."""
+    _FACTORIES[name] = factory
+
+
+def names() -> list[str]:
+    """Selectable method names, default first."""
+    return sorted(_FACTORIES, key=lambda n: (n != DEFAULT_METHOD, n))
+
+
+def load(name: str, **options) -> Embedder:
+    """The embedder called ``name``, loaded once per process and options (models are large; queries are many)."""
+    if name not in _FACTORIES:
+        raise ConfigError(f"unknown embedding method {name!r}; choose from {', '.join(names())}")
+    key = (name, tuple(sorted(options.items())))
+    if key not in _CACHE:
+        _CACHE[key] = _FACTORIES[name](options)
+    return _CACHE[key]
+
+
+def _static(options: dict) -> Embedder:
+    from engine.embed.static import StaticEmbedder
+
+    path = Path(options["model"]) if options.get("model") else resource_path(STATIC_MODEL)
+    return StaticEmbedder.from_file(path)
+
+
+def _sbert(options: dict) -> Embedder:
+    try:
+        from engine.embed.sbert import SbertEmbedder
+    except ImportError as e:
+        raise MethodUnavailableError(f"the sbert method needs torch and sentence-transformers: pip install -e '.[gpu]' ({e})") from e
+    return SbertEmbedder(options.get("model"))
+
+
+register("static", _static)
+register("sbert", _sbert)

@@ -1,0 +1,42 @@
+"""quire's exception hierarchy: one base class, so edges can catch engine errors without catching bugs."""
+
+from __future__ import annotations
+
+
+class QuireError(Exception):
+    """Base class of every error the engine raises on purpose."""
+
+
+class ConfigError(QuireError):
+    """An argument or setting is invalid; the message says which and what is allowed."""
+
+
+class IndexNotFoundError(QuireError):
+    """No index exists at the given location."""
+
+
+class MethodMismatchError(QuireError):
+    """The index was built with another embedding method than the one asked for."""
+
+
+class MethodUnavailableError(QuireError):
+    """An embedding method cannot run here (missing extra, missing weights)."""
+
+
+class QueryError(QuireError):
+    """A query is empty, too long or otherwise unusable."""
+
+
+class ReadError(QuireError):
+    """A document could not be read; ``reason`` is the short text stored on the file's record."""
+
+    def __init__(self, reason: str, *, status: str = "failed") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        # "skipped" for files we decline on purpose (binary, too large, empty),
+        # "failed" for files we tried and could not read (corrupt, encrypted).
+        self.status = status
+
+
+class Cancelled(QuireError):
+    """Work was stopped on request; everything finished before the request is kept."""

@@ -1,0 +1,416 @@
+"""The facade: one ``Index`` object owns a folder with the database and vector graphs; the CLI and app use only it."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from filelock import FileLock, Timeout
+
+from engine import embed
+from engine.config import IndexConfig, default_index_dir
+from engine.embed.base import Embedder
+from engine.errors import Cancelled, ConfigError, IndexNotFoundError, MethodMismatchError, QuireError
+from engine.ingest.extract import Extracted
+from engine.ingest.pool import default_workers, extract_all
+from engine.ingest.walk import IgnoreRules, walk
+from engine.search.calibration import Calibration, calibrate
+from engine.search.results import Mode, SearchResponse
+from engine.search.searcher import Searcher
+from engine.store.database import DB_NAME, NewDocument, Store
+from engine.store.vectors import VectorIndex
+
+log = logging.getLogger(__name__)
+
+# Recalibrate the "nothing relevant" threshold when the index grew or shrank by this share since last time.
+RECALIBRATE_CHANGE = 0.1
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Indexing progress for a progress bar; ``eta_seconds`` is None until there is a rate to go by."""
+
+    phase: str
+    files_done: int
+    files_total: int
+    sentences: int
+    current: str | None = None
+    eta_seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class FileIssue:
+    """A file that is not (fully) searchable, and why."""
+
+    path: str
+    status: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class IndexReport:
+    """Outcome of one ``add`` run."""
+
+    method: str
+    documents: int
+    sentences: int
+    unchanged: int
+    removed: int
+    issues: tuple[FileIssue, ...]
+    seconds: float
+    cancelled: bool = False
+
+    def to_json(self) -> dict:
+        """JSON of `quire index --json`."""
+        return {
+            "method": self.method, "documents": self.documents, "sentences": self.sentences,
+            "unchanged": self.unchanged, "removed": self.removed, "seconds": round(self.seconds, 3),
+            "cancelled": self.cancelled,
+            "skipped": [{"path": i.path, "status": i.status, "reason": i.reason} for i in self.issues],
+        }
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    """What an index holds; ``files`` lists every file with its status and reason."""
+
+    folder: str
+    method: str | None
+    fingerprint: str | None
+    documents: int
+    indexed: int
+    skipped: int
+    failed: int
+    sentences: int
+    roots: tuple[str, ...]
+    methods_embedded: tuple[str, ...]
+    bytes_on_disk: int
+    files: tuple[dict, ...] = field(default_factory=tuple)
+
+    def to_json(self) -> dict:
+        """JSON of `quire status --json`."""
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+class Index:
+    """An index folder: SQLite database (documents, sentences, passages, vectors) plus one HNSW graph per method.
+
+    Use as a context manager. Any number of ``Index`` objects may read the same folder; writing (``add``,
+    ``remove``, ``reembed``) takes a lock file so that only one process writes at a time.
+    """
+
+    def __init__(self, folder: Path | str | None = None, *, create: bool = True, method: str | None = None,
+                 config: IndexConfig | None = None) -> None:
+        self.folder = Path(folder) if folder else default_index_dir()
+        if not create and not (self.folder / DB_NAME).exists():
+            raise IndexNotFoundError(f"no index at {self.folder}; run `quire index PATH` first")
+        self.config = config or IndexConfig()
+        self.store = Store(self.folder)
+        self._lock = FileLock(str(self.folder / "write.lock"))
+        stored = self.store.get_meta("method")
+        if stored is None:
+            name = method or embed.DEFAULT_METHOD
+            embedder = embed.load(name)
+            with self.store.db.conn:
+                self._record_method(embedder)
+        self._vectors: dict[str, VectorIndex] = {}
+        self._searcher_lock = threading.Lock()
+
+    # -- context manager ----------------------------------------------------------------------------------------
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the database."""
+        self.store.close()
+
+    # -- method ---------------------------------------------------------------------------------------------------
+    @property
+    def method(self) -> str:
+        """The embedding method searches use."""
+        return str(self.store.get_meta("method"))
+
+    def _record_method(self, embedder: Embedder) -> None:
+        self.store.set_meta("method", embedder.name)
+        self.store.set_meta("fingerprint", embedder.fingerprint)
+        self.store.set_meta("dim", embedder.dim)
+        self.store.set_meta(f"fingerprint:{embedder.name}", embedder.fingerprint)
+
+    def _embedder(self, method: str | None = None) -> Embedder:
+        return embed.load(method or self.method)
+
+    def _vector_index(self, embedder: Embedder) -> VectorIndex:
+        key = f"{embedder.name}:{embedder.fingerprint}"
+        if key not in self._vectors:
+            index = VectorIndex(self.folder, embedder.name, embedder.fingerprint, embedder.dim)
+            index.open(self.store)
+            self._vectors[key] = index
+        return self._vectors[key]
+
+    def _check_current(self, embedder: Embedder) -> None:
+        if embedder.fingerprint != self.store.get_meta("fingerprint"):
+            raise MethodMismatchError(
+                f"the index's {self.method} vectors were made by another version of the model "
+                f"({self.store.get_meta('fingerprint')}, installed: {embedder.fingerprint}); "
+                f"run `quire index --method {self.method}` to re-embed"
+            )
+
+    # -- writing --------------------------------------------------------------------------------------------------
+    def add(self, paths: Sequence[Path | str] = (), *, method: str | None = None,
+            progress: ProgressCallback | None = None, cancel: threading.Event | None = None) -> IndexReport:
+        """Index files and folders (default: every root indexed before), re-reading only what changed.
+
+        Files under a given folder that are no longer there are removed. With ``method`` other than the index's,
+        all sentences are first re-embedded with it (the old vectors stay until the switch completes).
+        Cancelling keeps everything written so far; the next ``add`` continues from there.
+        """
+        started = time.monotonic()
+        try:
+            self._lock.acquire(timeout=1)
+        except Timeout as e:
+            raise QuireError(f"another quire process is writing to {self.folder}; wait for it to finish") from e
+        try:
+            if method and method != self.method:
+                self.reembed(method, progress=progress, cancel=cancel, _locked=True)
+            embedder = self._embedder()
+            if embedder.fingerprint != self.store.get_meta("fingerprint"):
+                self.reembed(self.method, progress=progress, cancel=cancel, _locked=True)
+            roots = [str(Path(os.path.abspath(p))) for p in paths] or self.store.roots()
+            if not roots:
+                raise ConfigError("nothing to index: give a file or folder")
+            self.store.add_roots(roots)
+            run = _Run(self, embedder, progress, cancel)
+            run.run(roots)
+            return IndexReport(
+                method=embedder.name, documents=run.documents, sentences=run.sentences, unchanged=run.unchanged,
+                removed=run.removed, issues=tuple(run.issues), seconds=time.monotonic() - started,
+                cancelled=run.cancelled,
+            )
+        finally:
+            self._lock.release()
+
+    def remove(self, paths: Sequence[Path | str]) -> int:
+        """Forget files, or everything under folders; returns the number of files removed."""
+        with self._lock.acquire(timeout=30):
+            targets = [str(Path(os.path.abspath(p))) for p in paths]
+            doomed = sorted({d["path"] for t in targets for d in self.store.documents(t)})
+            removed = self.store.delete_paths(doomed)
+            self.store.remove_roots(targets)
+            embedder = self._embedder()
+            index = self._vector_index(embedder)
+            index.remove(removed)
+            index.save(int(self.store.get_meta("generation", 0)))
+            return len(doomed)
+
+    def reembed(self, method: str, *, progress: ProgressCallback | None = None,
+                cancel: threading.Event | None = None, _locked: bool = False) -> None:
+        """Embed every sentence with ``method`` and make it the index's method once all are done (resumable)."""
+        if not _locked:
+            self._lock.acquire(timeout=30)
+        try:
+            embedder = self._embedder(method)
+            if embedder.fingerprint != self.store.get_meta(f"fingerprint:{method}"):
+                self.store.drop_vectors(method)  # vectors of an older model version are useless
+                with self.store.db.conn:
+                    self.store.set_meta(f"fingerprint:{method}", embedder.fingerprint)
+            total = self.store.sentence_count()
+            done = len(self.store.vector_ids(method))
+            for batch in self.store.iter_sentences(self.config.batch_sentences, without_vectors_for=method):
+                if cancel is not None and cancel.is_set():
+                    raise Cancelled(f"re-embedding with {method} paused at {done:,} of {total:,} sentences")
+                ids = np.array([r[0] for r in batch], dtype=np.int64)
+                self.store.add_vectors(method, ids, embedder.encode([r[1] for r in batch]))
+                done += len(batch)
+                if progress:
+                    progress(Progress("embedding", done, total, done, current=f"re-embedding with {method}"))
+            with self.store.db.conn:
+                self._record_method(embedder)
+                self.store.set_meta("generation", int(self.store.get_meta("generation", 0)) + 1)
+            self._vector_index(embedder)
+            self._calibrate(embedder, force=True)
+        finally:
+            if not _locked:
+                self._lock.release()
+
+    def _calibrate(self, embedder: Embedder, *, force: bool = False) -> None:
+        count = self.store.sentence_count()
+        previous = self.store.get_meta(f"calibration:{embedder.name}")
+        last = previous.get("sentences", 0) if previous else 0
+        if not force and previous and abs(count - last) <= RECALIBRATE_CHANGE * max(last, 1):
+            return
+        cal = calibrate(self.store, embedder.name)
+        with self.store.db.conn:
+            self.store.set_meta(f"calibration:{embedder.name}", {**cal.to_meta(), "sentences": count} if cal else None)
+
+    # -- reading --------------------------------------------------------------------------------------------------
+    def search(self, query: str, *, k: int = 10, mode: Mode | str = Mode.HYBRID, method: str | None = None,
+               include_weak: bool = False) -> SearchResponse:
+        """Ranked documents for ``query`` (see :class:`engine.search.searcher.Searcher`)."""
+        mode = Mode(mode)
+        if method and method != self.method:
+            raise MethodMismatchError(
+                f"this index was built with the {self.method} method, not {method}; "
+                f"run `quire index --method {method}` to re-embed it, or search without --method"
+            )
+        embedder = vectors = calibration = None
+        if mode is not Mode.LEXICAL:
+            embedder = self._embedder()
+            self._check_current(embedder)
+            with self._searcher_lock:
+                vectors = self._vector_index(embedder)
+            stored = self.store.get_meta(f"calibration:{embedder.name}")
+            calibration = Calibration.from_meta({k_: v for k_, v in stored.items() if k_ != "sentences"} if stored else None)
+        return Searcher(self.store, vectors, embedder, calibration).search(
+            query, k=k, mode=mode, include_weak=include_weak
+        )
+
+    def status(self, *, files: bool = False) -> IndexStatus:
+        """Counts, roots and (optionally) every file's status and reason."""
+        stats = self.store.stats()
+        size = sum(f.stat().st_size for f in self.folder.iterdir() if f.is_file())
+        listed = tuple(
+            {"path": d["path"], "status": d["status"], "reason": d["reason"], "sentences": d["sentences"],
+             "title": d["title"], "kind": d["kind"]}
+            for d in self.store.documents()
+        ) if files else ()
+        return IndexStatus(
+            folder=str(self.folder), method=self.store.get_meta("method"),
+            fingerprint=self.store.get_meta("fingerprint"), documents=stats["documents"], indexed=stats["indexed"],
+            skipped=stats["skipped"], failed=stats["failed"], sentences=stats["sentences"],
+            roots=tuple(self.store.roots()), methods_embedded=tuple(t[len("vectors_"):] for t in self.store.vector_tables()),
+            bytes_on_disk=size, files=listed,
+        )
+
+
+class _Run:
+    """One indexing pass: plans which files to read, reads them in workers, embeds and writes in batches."""
+
+    def __init__(self, index: Index, embedder: Embedder, progress: ProgressCallback | None,
+                 cancel: threading.Event | None) -> None:
+        self.index, self.store, self.embedder = index, index.store, embedder
+        self.vectors = index._vector_index(embedder)
+        self.config = index.config
+        self.progress_cb, self.cancel = progress, cancel
+        self.documents = self.sentences = self.unchanged = self.removed = 0
+        self.issues: list[FileIssue] = []
+        self.cancelled = False
+        self._pending: list[NewDocument] = []
+        self._pending_sentences = 0
+        self._last_save = time.monotonic()
+        self._started = time.monotonic()
+        self._done = 0
+        self._total = 0
+
+    def run(self, roots: list[str]) -> None:
+        jobs = self._plan(roots)
+        self._total = len(jobs)
+        self._report("reading", None)
+        workers = self.config.workers if self.config.workers is not None else default_workers()
+        try:
+            for outcome in extract_all(jobs, self.config.limits, workers):
+                self._take(outcome)
+                self._done += 1
+                self._report("reading", outcome.path)
+                if self.cancel is not None and self.cancel.is_set():
+                    self.cancelled = True
+                    break
+        except KeyboardInterrupt:
+            self.cancelled = True
+            self._finish()
+            raise
+        self._finish()
+
+    def _plan(self, roots: list[str]) -> list[tuple[str, str | None]]:
+        """Walk the roots; drop vanished files; return (path, known hash) of files whose size or mtime changed."""
+        rules = IgnoreRules(self.config.ignore, include_hidden=self.config.include_hidden)
+        self._report("scanning", None)
+        found: set[str] = set()
+        jobs: list[tuple[str, str | None]] = []
+        for item in walk([Path(r) for r in roots], rules):
+            path = str(item.path)
+            if item.problem == "not found":
+                continue
+            found.add(path)
+            record = self.store.document(path)
+            if item.problem:
+                self._unindexed(Extracted(path, 0, 0.0, "", status="failed", reason=item.problem))
+                continue
+            try:
+                st = item.path.stat()
+            except OSError:
+                continue
+            if record and record["status"] != "failed" and record["size"] == st.st_size and record["mtime"] == st.st_mtime:
+                self.unchanged += 1
+                if record["status"] != "indexed":
+                    self.issues.append(FileIssue(path, record["status"], record["reason"] or ""))
+                continue
+            jobs.append((path, record["hash"] if record else None))
+        vanished = [d["path"] for r in roots for d in self.store.documents(r) if d["path"] not in found]
+        if vanished:
+            self.vectors.remove(self.store.delete_paths(vanished))
+            self.removed += len(vanished)
+        return jobs
+
+    def _take(self, outcome: Extracted) -> None:
+        if outcome.unchanged:
+            self.store.touch(outcome.path, outcome.size, outcome.mtime)
+            self.unchanged += 1
+        elif outcome.document is None:
+            self._unindexed(outcome)
+        else:
+            self._pending.append(outcome.document)
+            self._pending_sentences += len(outcome.document.sentences)
+            if self._pending_sentences >= self.config.batch_sentences:
+                self._flush()
+
+    def _unindexed(self, outcome: Extracted) -> None:
+        removed = self.store.record_unindexed(outcome.path, outcome.size, outcome.mtime, outcome.hash,
+                                              outcome.status, outcome.reason or "")
+        self.vectors.remove(removed)
+        self.issues.append(FileIssue(outcome.path, outcome.status, outcome.reason or ""))
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        docs, self._pending, self._pending_sentences = self._pending, [], 0
+        self._report("embedding", docs[-1].path)
+        vectors = self.embedder.encode([s.text for d in docs for s in d.sentences])
+        removed, new_ids = self.store.write_documents(docs, vectors, self.embedder.name)
+        self.vectors.remove(removed)
+        self.vectors.add(new_ids, vectors)
+        self.documents += len(docs)
+        self.sentences += int(new_ids.size)
+        if time.monotonic() - self._last_save > self.config.save_seconds:
+            self._save()
+
+    def _save(self) -> None:
+        self._report("saving", None)
+        self.vectors.save(int(self.store.get_meta("generation", 0)))
+        self._last_save = time.monotonic()
+
+    def _finish(self) -> None:
+        self._flush()
+        self._save()
+        self.index._calibrate(self.embedder)
+        self._report("done", None)
+
+    def _report(self, phase: str, current: str | None) -> None:
+        if self.progress_cb is None:
+            return
+        elapsed = time.monotonic() - self._started
+        eta = None
+        if self._done and self._total > self._done and elapsed > 1:
+            eta = elapsed / self._done * (self._total - self._done)
+        self.progress_cb(Progress(phase, self._done, self._total, self.sentences + self._pending_sentences, current, eta))

@@ -1,0 +1,123 @@
+"""Turn one file into what the store needs: sentences with offsets and pages, passages, content hash.
+
+Runs in reader worker processes, so it must be picklable in and out and never touch the database.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.errors import ReadError
+from engine.ingest import readers
+from engine.ingest.readers.base import Document, Limits
+from engine.ingest.sentences import split_spans
+from engine.store.database import NewDocument, SentenceRecord
+
+# Passages are what BM25 scores: long enough to hold a query's words when they are spread over neighbouring
+# sentences, short enough that the best passage of a long document is still a readable snippet. 250 words keep
+# the abstracts of the classic retrieval collections whole and cut Wikipedia articles into one or two paragraphs.
+PASSAGE_WORDS = 250
+_SPACE = re.compile(r"\s+")
+_HASH_JUNK = re.compile(r"[\W\d_]+")
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """Outcome for one file: a document to store, or a status and reason; ``unchanged`` when the bytes match."""
+
+    path: str
+    size: int
+    mtime: float
+    hash: str
+    document: NewDocument | None = None
+    status: str = "indexed"
+    reason: str | None = None
+    unchanged: bool = False
+
+
+def content_hash(path: Path) -> str:
+    """BLAKE2b of the file's bytes: tells a touched file from a changed one without parsing it."""
+    digest = hashlib.blake2b(digest_size=16)
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def sentence_hash(text: str) -> int:
+    """Hash of a sentence with case, digits and punctuation removed: page footers differ only in their numbers."""
+    key = _HASH_JUNK.sub(" ", text.lower()).strip()
+    return int.from_bytes(hashlib.blake2b(key.encode("utf-8"), digest_size=8).digest(), "little", signed=True)
+
+
+def sentences_of(doc: Document) -> tuple[SentenceRecord, ...]:
+    """Split a document's blocks into sentences; offsets are into the blocks joined by blank lines."""
+    parts: list[str] = []
+    starts: list[int] = []
+    pages: list[int | None] = []
+    position = 0
+    for block in doc.blocks:
+        if not block.text.strip():
+            continue
+        starts.append(position)
+        pages.append(block.page)
+        parts.append(block.text)
+        position += len(block.text) + 2
+    text = "\n\n".join(parts)
+    out: list[SentenceRecord] = []
+    for start, end in split_spans(text):
+        page = pages[bisect.bisect_right(starts, start) - 1] if starts else None
+        clean = _SPACE.sub(" ", text[start:end])
+        out.append(SentenceRecord(text=clean, start=start, end=end, page=page, hash=sentence_hash(clean)))
+    return tuple(out)
+
+
+def passages_of(sentences: tuple[SentenceRecord, ...]) -> tuple[tuple[int, int], ...]:
+    """Group consecutive sentences into passages of at most PASSAGE_WORDS words (a longer sentence stands alone)."""
+    out: list[tuple[int, int]] = []
+    first, words = 0, 0
+    for i, s in enumerate(sentences):
+        n = len(s.text.split())
+        if i > first and words + n > PASSAGE_WORDS:
+            out.append((first, i - 1))
+            first, words = i, 0
+        words += n
+    if sentences:
+        out.append((first, len(sentences) - 1))
+    return tuple(out)
+
+
+def extract(path_str: str, limits: Limits, known_hash: str | None = None) -> Extracted:
+    """Read and split one file. Never raises for a bad file: the outcome carries the reason instead."""
+    path = Path(path_str)
+    try:
+        st = path.stat()
+        digest = content_hash(path) if st.st_size else ""
+    except OSError as e:
+        reason = "permission denied" if isinstance(e, PermissionError) else f"cannot read: {e.strerror or e}"
+        return Extracted(path_str, 0, 0.0, "", status="failed", reason=reason)
+    if known_hash is not None and digest == known_hash:
+        return Extracted(path_str, st.st_size, st.st_mtime, digest, unchanged=True)
+    try:
+        doc = readers.read(path, limits)
+    except ReadError as e:
+        return Extracted(path_str, st.st_size, st.st_mtime, digest, status=e.status, reason=e.reason)
+    sentences = sentences_of(doc)
+    if not sentences:
+        return Extracted(path_str, st.st_size, st.st_mtime, digest, status="skipped", reason="no text found")
+    document = NewDocument(
+        path=path_str, size=st.st_size, mtime=st.st_mtime, hash=digest, title=doc.title or path.stem,
+        kind=doc.kind, sentences=sentences, passages=passages_of(sentences),
+    )
+    return Extracted(path_str, st.st_size, st.st_mtime, digest, document=document)
+
+
+def file_stat(path: Path) -> tuple[int, float]:
+    """(size, mtime) used to decide whether a file needs reading at all."""
+    st = os.stat(path)
+    return st.st_size, st.st_mtime

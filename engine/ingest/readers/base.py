@@ -1,0 +1,85 @@
+"""What a reader returns, the limits it must respect, and the registry that picks a reader for a file."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Block:
+    """A run of text that no sentence crosses (a paragraph, a table cell, a slide's text box).
+
+    ``page`` is the 1-based page (PDF) or slide (PPTX) the text is on, or None where a format has no pages.
+    """
+
+    text: str
+    page: int | None = None
+
+
+@dataclass(frozen=True)
+class Document:
+    """A file's text as blocks, with its title (from metadata, a heading, or the file name) and the reader's name."""
+
+    title: str
+    blocks: tuple[Block, ...]
+    kind: str
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Guards against hostile or accidental inputs; every reader checks them before doing expensive work.
+
+    Defaults: 100 MB per file on disk (a 100 MB PDF is a large book; a bigger text file is usually a log or a dump);
+    archives (DOCX, PPTX, ODT, EPUB) may expand to 300 MB and at most 200x their packed size, beyond which they are
+    zip bombs for our purposes; 20 million characters of extracted text per file.
+    """
+
+    max_file_bytes: int = 100_000_000
+    max_unpacked_bytes: int = 300_000_000
+    max_compression_ratio: float = 200.0
+    max_chars: int = 20_000_000
+    ignore: tuple[str, ...] = field(default_factory=tuple)
+
+
+class Reader(Protocol):
+    """One file format. ``read`` raises :class:`engine.errors.ReadError` for files it cannot or will not read."""
+
+    name: str
+    extensions: tuple[str, ...]
+
+    def read(self, path: Path, limits: Limits) -> Document:
+        """Extract the text of ``path``."""
+        ...
+
+
+_BY_EXTENSION: dict[str, Reader] = {}
+_READERS: list[Reader] = []
+
+
+def register(reader: Reader) -> Reader:
+    """Add a reader; later registrations of an extension win (so a plug-in can override a built-in)."""
+    _READERS.append(reader)
+    for ext in reader.extensions:
+        _BY_EXTENSION[ext.lower()] = reader
+    return reader
+
+
+def readers() -> list[Reader]:
+    """Registered readers in registration order."""
+    return list(_READERS)
+
+
+def reader_for_extension(path: Path) -> Reader | None:
+    """The reader registered for the file's extension (multi-part ones like ``.tar.gz`` are not formats we read)."""
+    return _BY_EXTENSION.get(path.suffix.lower())
+
+
+def supported_extensions() -> Iterable[str]:
+    """Every extension some reader claims."""
+    return sorted(_BY_EXTENSION)

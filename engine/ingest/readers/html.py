@@ -1,0 +1,130 @@
+"""HTML pages, and the XHTML extraction that EPUB chapters share.
+
+Every block-level element becomes its own block, so that a sentence never runs from a heading into the paragraph
+below it or from one table cell into the next; text directly inside a block (a div with loose text) is a block
+too. Scripts, styles and everything in <head> but the title are dropped.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+
+from bs4 import BeautifulSoup, FeatureNotFound, NavigableString, Tag, XMLParsedAsHTMLWarning
+from bs4.dammit import EncodingDetector
+from bs4.element import PreformattedString
+
+from engine.ingest.readers.base import Block, Document, Limits, register
+from engine.ingest.readers.guard import parser_errors
+from engine.ingest.readers.text import decode
+
+_BLOCK_TAGS = frozenset(
+    "address article aside blockquote body caption center dd details dialog dir div dl dt fieldset figcaption"
+    " figure footer form h1 h2 h3 h4 h5 h6 header hgroup hr html li main menu nav ol p section summary table"
+    " tbody td tfoot th thead tr ul".split()
+)
+_DROPPED_TAGS = ("script", "style", "noscript", "template", "svg")
+_SPACE = re.compile(r"\s+")
+
+
+def _soup(markup: str) -> BeautifulSoup:
+    with warnings.catch_warnings():
+        # XHTML (EPUB chapters) goes through the HTML parser on purpose: it forgives what an XML parser rejects.
+        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
+        try:
+            return BeautifulSoup(markup, "lxml")
+        except FeatureNotFound:  # lxml is optional: the standard library's parser is slower but enough
+            return BeautifulSoup(markup, "html.parser")
+
+
+def _clean(text: str) -> str:
+    return _SPACE.sub(" ", text).strip()
+
+
+class _Blocks:
+    """Collects the text between block boundaries; <br> starts a new line within the block."""
+
+    def __init__(self) -> None:
+        self.blocks: list[str] = []
+        self._lines: list[list[str]] = [[]]
+
+    def add(self, text: str) -> None:
+        self._lines[-1].append(text)
+
+    def line_break(self) -> None:
+        self._lines.append([])
+
+    def end(self) -> None:
+        text = "\n".join(line for line in (_clean("".join(parts)) for parts in self._lines) if line)
+        if text:
+            self.blocks.append(text)
+        self._lines = [[]]
+
+
+# Pushed on the walk's stack after a block element's children, to close that block.
+_END_OF_BLOCK = object()
+
+
+def _walk(root: Tag) -> list[str]:
+    # An explicit stack rather than recursion: hostile or generated pages nest deeper than Python's call stack.
+    out = _Blocks()
+    stack: list[object] = [root]
+    while stack:
+        node = stack.pop()
+        if node is _END_OF_BLOCK:
+            out.end()
+        elif isinstance(node, NavigableString):
+            if not isinstance(node, PreformattedString):  # comments, doctypes, processing instructions
+                out.add(str(node))
+        elif isinstance(node, Tag):
+            if node.name == "br":
+                out.line_break()
+            elif node.name == "pre":
+                out.end()
+                text = node.get_text().strip("\n")
+                if text.strip():
+                    out.blocks.append(text)  # whitespace is the point of <pre>: keep it as it is
+            else:
+                if node.name in _BLOCK_TAGS:
+                    out.end()
+                    stack.append(_END_OF_BLOCK)
+                stack.extend(reversed(node.contents))
+    out.end()
+    return out.blocks
+
+
+def _title(soup: BeautifulSoup) -> str:
+    for name in ("title", "h1"):
+        tag = soup.find(name)
+        text = _clean(tag.get_text()) if tag else ""
+        if text:
+            return text
+    return ""
+
+
+def html_texts(data: bytes) -> tuple[str, list[str]]:
+    """The title ("" if the page has none) and the block texts of an HTML or XHTML document."""
+    declared = EncodingDetector.find_declared_encoding(data, is_html=True)
+    soup = _soup(decode(data, declared))
+    for tag in soup.find_all(_DROPPED_TAGS):
+        tag.decompose()
+    title = _title(soup)
+    if soup.head:
+        soup.head.decompose()
+    return title, _walk(soup)
+
+
+class HtmlReader:
+    """Web pages saved to disk."""
+
+    name = "html"
+    extensions = (".html", ".htm", ".xhtml", ".shtml")
+
+    def read(self, path: Path, limits: Limits) -> Document:
+        with parser_errors("HTML"):
+            title, texts = html_texts(path.read_bytes())
+        return Document(title=title or path.stem, blocks=tuple(Block(text) for text in texts), kind=self.name)
+
+
+register(HtmlReader())

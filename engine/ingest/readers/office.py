@@ -1,0 +1,142 @@
+"""Word (DOCX), PowerPoint (PPTX) and OpenDocument text (ODT) files.
+
+All three are zip archives of XML, so each is checked for a zip bomb before its library unpacks anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import docx
+import pptx
+from docx.document import Document as DocxDocument
+from docx.table import Table, _Cell
+from odf import dc, teletype
+from odf.element import Element
+from odf.namespaces import TEXTNS
+from odf.opendocument import load as load_odf
+from pptx.shapes.base import BaseShape
+
+from engine.ingest.readers.base import Block, Document, Limits, register
+from engine.ingest.readers.guard import parser_errors
+from engine.ingest.readers.zipguard import check_zip
+
+# Titles that word processors fill in by themselves.
+_JUNK_TITLES = frozenset(("", "untitled", "powerpoint presentation", "presentation", "document", "title"))
+
+
+def _meta_title(title: str | None) -> str:
+    title = (title or "").strip()
+    return "" if title.lower() in _JUNK_TITLES else title
+
+
+def _docx_paragraphs(container: DocxDocument | _Cell) -> Iterator[tuple[str, str]]:
+    """(style name, text) of each paragraph in body order, descending into table cells (merged cells once)."""
+    for item in container.iter_inner_content():
+        if isinstance(item, Table):
+            for row in item.rows:
+                seen: set[int] = set()
+                for cell in row.cells:
+                    if id(cell._tc) not in seen:  # a merged cell is repeated once per grid column it spans
+                        seen.add(id(cell._tc))
+                        yield from _docx_paragraphs(cell)
+        else:
+            style = item.style.name if item.style is not None else ""
+            yield style or "", item.text
+
+
+class DocxReader:
+    """Word documents: body paragraphs and table cells in order; headers, footers and comments are left out."""
+
+    name = "docx"
+    extensions = (".docx",)
+
+    def read(self, path: Path, limits: Limits) -> Document:
+        with parser_errors("DOCX"):
+            check_zip(path, limits, "DOCX")
+            doc = docx.Document(str(path))
+            paragraphs = [(style, text) for style, text in _docx_paragraphs(doc) if text.strip()]
+            title = _meta_title(doc.core_properties.title) or next(
+                (text for style, text in paragraphs if style.startswith(("Title", "Heading"))), ""
+            )
+        return Document(
+            title=title.strip() or path.stem,
+            blocks=tuple(Block(text) for _, text in paragraphs),
+            kind=self.name,
+        )
+
+
+def _shape_texts(shapes: Iterable[BaseShape]) -> Iterator[str]:
+    """Paragraphs of text frames and table cells, descending into groups."""
+    for shape in shapes:
+        if hasattr(shape, "shapes"):  # a group
+            yield from _shape_texts(shape.shapes)
+        elif shape.has_text_frame:
+            # A bullet rarely ends with a full stop, so each paragraph is a block of its own.
+            yield from (paragraph.text.replace("\v", "\n") for paragraph in shape.text_frame.paragraphs)
+        elif getattr(shape, "has_table", False):
+            yield from (cell.text for row in shape.table.rows for cell in row.cells)
+
+
+class PptxReader:
+    """PowerPoint slides, with the slide number as page; speaker notes count as the slide's text."""
+
+    name = "pptx"
+    extensions = (".pptx",)
+
+    def read(self, path: Path, limits: Limits) -> Document:
+        with parser_errors("PPTX"):
+            check_zip(path, limits, "PPTX")
+            deck = pptx.Presentation(str(path))
+            blocks: list[Block] = []
+            title = ""
+            for number, slide in enumerate(deck.slides, 1):
+                if number == 1 and slide.shapes.title is not None:
+                    title = slide.shapes.title.text_frame.text.strip()
+                texts = list(_shape_texts(slide.shapes))
+                if slide.has_notes_slide and slide.notes_slide.notes_text_frame is not None:
+                    texts.append(slide.notes_slide.notes_text_frame.text)
+                blocks += (Block(text, number) for text in texts if text.strip())
+            title = title or _meta_title(deck.core_properties.title)
+        return Document(title=title or path.stem, blocks=tuple(blocks), kind=self.name)
+
+
+def _odt_paragraphs(root: Element) -> Iterator[tuple[bool, str]]:
+    """(is heading, text) of each text:h and text:p in document order, inside lists, tables and frames too."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        qname = getattr(node, "qname", None)
+        if qname in ((TEXTNS, "h"), (TEXTNS, "p")):
+            # extractText follows spans, links and text:s spaces inside the paragraph.
+            yield qname[1] == "h", teletype.extractText(node)
+        else:
+            stack.extend(reversed(node.childNodes))
+
+
+class OdtReader:
+    """OpenDocument text (LibreOffice Writer)."""
+
+    name = "odt"
+    extensions = (".odt",)
+
+    def read(self, path: Path, limits: Limits) -> Document:
+        with parser_errors("ODT"):
+            check_zip(path, limits, "ODT")
+            doc = load_odf(str(path))
+            paragraphs = [(heading, text) for heading, text in _odt_paragraphs(doc.text) if text.strip()]
+            titles = doc.meta.getElementsByType(dc.Title)
+            title = _meta_title(teletype.extractText(titles[0]) if titles else "") or next(
+                (text for heading, text in paragraphs if heading), ""
+            )
+        return Document(
+            title=title.strip() or path.stem,
+            blocks=tuple(Block(text) for _, text in paragraphs),
+            kind=self.name,
+        )
+
+
+register(DocxReader())
+register(PptxReader())
+register(OdtReader())

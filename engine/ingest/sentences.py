@@ -1,0 +1,135 @@
+"""Sentence splitting with character offsets.
+
+blingfire's finite-state splitter does the bulk of the work: it is the only one of blingfire, pysbd and syntok fast
+enough for the indexing target (about 3.5 MB/s on one core here; syntok managed 0.8 MB/s, pysbd 0.14 MB/s). It gets
+a few things wrong that the other two get right, so its output is repaired with cheap rules: a split after a title
+abbreviation ("Dr. Smith") or an initial ("J. Smith") is undone, and so is a split before a lowercase word, which is
+what it does after a quoted question ('"Really?" she asked.').
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import blingfire
+
+# Abbreviations after which a full stop never ends a sentence in running text.
+_TITLES = frozenset(
+    "mr mrs ms dr prof sr jr st mt vs cf fig figs eq eqs ca approx dept est gen col lt sgt capt cmdr rev hon gov"
+    " sen rep pres supt messrs mme mlle ft ave blvd nos vol vols pp ed eds al resp".split()
+)
+# Abbreviations that end a sentence only when nothing number-like follows ("No. 5", "p. 12").
+_BEFORE_NUMBER = frozenset("no p art ch sec ref op".split())
+_LAST_WORD = re.compile(r"(\w+)\.\s*$")
+_INITIAL = re.compile(r"(?:^|\s)[A-Z]\.\s*$")
+_BLOCK_BREAK = re.compile(r"\n[ \t]*\n+")
+# A line this short that does not end in punctuation is a heading, not a wrapped line.
+_HEADING_MAX_WORDS = 8
+_HEADING_END = re.compile(r"[\w)\]]$")
+# Longer "sentences" are tables, code or lists with no full stops; they are cut at whitespace so that one passage
+# never drowns its neighbours or the embedder's context window.
+MAX_SENTENCE_CHARS = 600
+
+
+def _ends_with_abbreviation(piece: str, following: str) -> bool:
+    if _INITIAL.search(piece):
+        return True
+    match = _LAST_WORD.search(piece)
+    if not match:
+        return False
+    word = match.group(1).lower()
+    if word in _TITLES:
+        return True
+    return word in _BEFORE_NUMBER and following[:1].isdigit()
+
+
+def _repair(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:
+        if merged:
+            prev_start, prev_end = merged[-1]
+            following = text[start:end].lstrip("\"'“‘(")
+            if following[:1].islower() or _ends_with_abbreviation(text[prev_start:prev_end], following):
+                merged[-1] = (prev_start, end)
+                continue
+        merged.append((start, end))
+    return merged
+
+
+def _cut_long(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    while end - start > MAX_SENTENCE_CHARS:
+        cut = text.rfind(" ", start + MAX_SENTENCE_CHARS // 2, start + MAX_SENTENCE_CHARS)
+        if cut <= start:
+            cut = start + MAX_SENTENCE_CHARS
+        yield start, cut
+        start = cut
+        while start < end and text[start].isspace():
+            start += 1
+    if start < end:
+        yield start, end
+
+
+def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _lines_to_units(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """Split a block after a heading: a short line without final punctuation followed by a capitalised line.
+
+    A wrapped line of running text is followed by a lowercase continuation, which is what tells them apart.
+    """
+    unit_start = start
+    pos = start
+    while True:
+        newline = text.find("\n", pos, end)
+        if newline < 0:
+            break
+        line = text[pos:newline].strip()
+        following = text[newline + 1 : end].lstrip()[:1]
+        if (
+            line
+            and len(line.split()) <= _HEADING_MAX_WORDS
+            and _HEADING_END.search(line)
+            and (following.isupper() or following.isdigit())
+        ):
+            yield unit_start, newline
+            unit_start = newline + 1
+        pos = newline + 1
+    yield unit_start, end
+
+
+def split_spans(text: str) -> list[tuple[int, int]]:
+    """Return (start, end) character offsets of the sentences in ``text``.
+
+    Blank lines always end a sentence (they separate paragraphs); single line breaks do not (text is often
+    hard-wrapped), except after a heading-like line. Spans are trimmed and never empty; spans with no letter or
+    digit are dropped.
+    """
+    spans: list[tuple[int, int]] = []
+    block_start = 0
+    for brk in [*_BLOCK_BREAK.finditer(text), None]:
+        block_end = brk.start() if brk else len(text)
+        for unit_start, unit_end in _lines_to_units(text, block_start, block_end):
+            unit = text[unit_start:unit_end]
+            if not unit.strip():
+                continue
+            _, offsets = blingfire.text_to_sentences_and_offsets(unit)
+            local = _repair(unit, [(a, b) for a, b in offsets if b > a])
+            for a, b in local:
+                a, b = _trimmed(text, unit_start + a, unit_start + b)
+                for c, d in _cut_long(text, a, b):
+                    c, d = _trimmed(text, c, d)
+                    if d > c and any(ch.isalnum() for ch in text[c:d]):
+                        spans.append((c, d))
+        block_start = brk.end() if brk else len(text)
+    return spans
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` as strings (see :func:`split_spans`)."""
+    return [text[a:b] for a, b in split_spans(text)]

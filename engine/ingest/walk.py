@@ -1,0 +1,118 @@
+"""Find the files to index under the folders a user gives, honouring ignore rules and surviving odd file systems."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+log = logging.getLogger(__name__)
+
+# Never worth indexing: version-control internals, dependency trees, caches and build output of common tools.
+DEFAULT_IGNORE = (
+    ".git/", ".hg/", ".svn/", "node_modules/", "__pycache__/", ".venv/", "venv/", ".tox/", ".mypy_cache/",
+    ".pytest_cache/", ".cache/", "*.pyc", "*.tmp", "~$*", ".DS_Store", "Thumbs.db",
+)
+
+
+@dataclass(frozen=True)
+class Found:
+    """A file to consider; ``problem`` is set when it cannot even be looked at (its reason is recorded)."""
+
+    path: Path
+    problem: str | None = None
+
+
+class IgnoreRules:
+    """gitignore-style patterns, matched against paths relative to the root being walked; hidden files too."""
+
+    def __init__(self, patterns: Iterable[str] = (), *, include_hidden: bool = False) -> None:
+        self.patterns = tuple(patterns)
+        self.include_hidden = include_hidden
+        self._spec = pathspec.GitIgnoreSpec.from_lines([*DEFAULT_IGNORE, *self.patterns])
+
+    def ignored(self, relative: str, name: str, is_dir: bool) -> bool:
+        """True when the entry (path relative to its root, with ``/`` separators) should be left out."""
+        if not self.include_hidden and name.startswith("."):
+            return True
+        return self._spec.match_file(relative + "/" if is_dir else relative)
+
+
+def walk(roots: Iterable[Path], rules: IgnoreRules) -> Iterator[Found]:
+    """Every file under ``roots`` (files given directly are yielded as they are), depth first, sorted by name.
+
+    Symbolic links are followed, but each real directory and file is visited once, so link loops end and a file
+    reachable by two paths is indexed once. Unreadable directories and broken links are reported, not raised.
+    """
+    seen: set[tuple[int, int]] = set()
+    for root in roots:
+        root = Path(os.path.abspath(root))
+        try:
+            st = root.stat()
+        except FileNotFoundError:
+            yield Found(root, "not found")
+            continue
+        except OSError as e:
+            yield Found(root, _reason(e))
+            continue
+        if root.is_dir():
+            yield from _walk_dir(root, root, rules, seen)
+        elif (st.st_dev, st.st_ino) not in seen:
+            seen.add((st.st_dev, st.st_ino))
+            yield Found(root)
+
+
+def _walk_dir(root: Path, folder: Path, rules: IgnoreRules, seen: set[tuple[int, int]]) -> Iterator[Found]:
+    try:
+        st = folder.stat()
+    except OSError as e:
+        yield Found(folder, _reason(e))
+        return
+    key = (st.st_dev, st.st_ino)
+    if key in seen:
+        log.info("skipping %s: already visited (symbolic link loop or second path)", folder)
+        return
+    seen.add(key)
+    try:
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError as e:
+        yield Found(folder, _reason(e))
+        return
+    for entry in entries:
+        path = Path(entry.path)
+        relative = path.relative_to(root).as_posix()
+        try:
+            is_dir = entry.is_dir(follow_symlinks=True)
+            is_file = entry.is_file(follow_symlinks=True)
+        except OSError as e:
+            yield Found(path, _reason(e))
+            continue
+        if rules.ignored(relative, entry.name, is_dir):
+            continue
+        if is_dir:
+            yield from _walk_dir(root, path, rules, seen)
+        elif is_file:
+            try:
+                fst = path.stat()
+            except OSError as e:
+                yield Found(path, _reason(e))
+                continue
+            if (fst.st_dev, fst.st_ino) not in seen:
+                seen.add((fst.st_dev, fst.st_ino))
+                yield Found(path)
+        elif entry.is_symlink():
+            yield Found(path, "broken symbolic link")
+        # sockets, FIFOs and devices are not documents: passed over silently
+
+
+def _reason(error: OSError) -> str:
+    if isinstance(error, PermissionError):
+        return "permission denied"
+    if isinstance(error, FileNotFoundError):
+        return "not found"
+    return f"cannot access: {error.strerror or error}"

@@ -1,0 +1,85 @@
+"""What a cosine means on this index: the distribution of similarities between random sentence pairs.
+
+Each embedding method has its own scale (static vectors of unrelated sentences sit near 0.2, a transformer's
+nearer 0.05), and each collection its own topic spread. Comparing a hit with the null distribution of the same
+method on the same index turns "0.41" into "higher than 99.9% of random pairs", which is what lets search say
+"nothing relevant" instead of listing the least bad sentences.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from engine.store.database import Store
+
+log = logging.getLogger(__name__)
+
+CALIBRATION_PAIRS = 20_000
+# Percentiles stored: the body coarsely, the upper tail finely (that is where thresholds live).
+_PROBS = np.concatenate([np.linspace(0.0, 0.99, 100), np.linspace(0.991, 0.9999, 20)])
+# A best sentence is "relevant" when random pairs exceed its similarity at most this often. 1 in 1000 keeps
+# the top hit of an on-topic query and drops the best of thousands of off-topic sentences.
+RELEVANT_TAIL = 1e-3
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Quantiles of random-pair cosine for one method on one index."""
+
+    method: str
+    pairs: int
+    probs: tuple[float, ...]
+    values: tuple[float, ...]
+    mean: float
+    std: float
+
+    def percentile(self, cosine: float) -> float:
+        """Share of random pairs less similar than ``cosine`` (beyond the stored tail: a normal-tail estimate)."""
+        values = np.asarray(self.values)
+        if cosine <= values[-1]:
+            return float(np.interp(cosine, values, self.probs))
+        from math import erf, sqrt
+
+        z = (cosine - self.mean) / max(self.std, 1e-6)
+        return float(max(self.probs[-1], 0.5 * (1 + erf(z / sqrt(2)))))
+
+    @property
+    def threshold(self) -> float:
+        """The cosine that random pairs exceed with probability RELEVANT_TAIL."""
+        return float(np.interp(1.0 - RELEVANT_TAIL, self.probs, self.values))
+
+    def to_meta(self) -> dict:
+        """JSON-able form stored in the index's meta table."""
+        return asdict(self)
+
+    @classmethod
+    def from_meta(cls, data: dict | None) -> Calibration | None:
+        """Inverse of :meth:`to_meta`; None when nothing was stored."""
+        if not data:
+            return None
+        return cls(**{**data, "probs": tuple(data["probs"]), "values": tuple(data["values"])})
+
+
+def calibrate(store: Store, method: str, *, pairs: int = CALIBRATION_PAIRS, seed: int = 0) -> Calibration | None:
+    """Sample random sentence pairs of the index and record their cosine quantiles (None for tiny indexes)."""
+    ids = store.random_sentence_ids(min(2 * pairs, 200_000), seed=seed)
+    if ids.size < 20:
+        return None
+    found, vectors = store.vectors(method, ids.tolist())
+    if found.size < 20:
+        return None
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, found.size, size=pairs)
+    b = rng.integers(0, found.size, size=pairs)
+    keep = a != b
+    sims = np.einsum("ij,ij->i", vectors[a[keep]], vectors[b[keep]])
+    values = np.quantile(sims, _PROBS)
+    # quantiles must increase strictly for interpolation to be a function
+    values = np.maximum.accumulate(values + np.arange(values.size) * 1e-9)
+    cal = Calibration(method=method, pairs=int(keep.sum()), probs=tuple(map(float, _PROBS)),
+                      values=tuple(map(float, values)), mean=float(sims.mean()), std=float(sims.std()))
+    log.info("calibration %s: random-pair cosine mean %.3f, relevance threshold %.3f", method, cal.mean, cal.threshold)
+    return cal

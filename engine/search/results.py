@@ -1,0 +1,114 @@
+"""What a search returns: plain frozen dataclasses that the CLI turns into JSON and the app into rows."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+
+
+class Mode(str, Enum):
+    """How documents are ranked."""
+
+    HYBRID = "hybrid"
+    SEMANTIC = "semantic"
+    LEXICAL = "lexical"
+
+
+@dataclass(frozen=True)
+class MatchedTerm:
+    """A query word found in the passage; ``idf`` says how rare (informative) it is in this index."""
+
+    word: str
+    stem: str
+    idf: float
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why a result is where it is: each ranking's evidence and how the two were fused.
+
+    ``semantic_rank``/``lexical_rank`` are 1-based places in each ranking (None: not retrieved by it);
+    ``fusion`` names the rule and its parameters, ``contributions`` the points each ranking added.
+    """
+
+    cosine: float | None
+    cosine_percentile: float | None
+    bm25: float | None
+    matched_terms: tuple[MatchedTerm, ...]
+    term_coverage: float
+    semantic_rank: int | None
+    lexical_rank: int | None
+    fusion: str
+    contributions: dict[str, float]
+    boilerplate: bool = False
+
+
+@dataclass(frozen=True)
+class Highlight:
+    """A span of the passage to emphasise, with the query word it answers and a weight in [0, 1]."""
+
+    start: int
+    end: int
+    term: str
+    weight: float = 1.0
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """One document, represented by its best sentence.
+
+    ``score`` ranks results within one response (fused points in hybrid mode, cosine in semantic mode, BM25 in
+    lexical mode); ``similarity`` is always the cosine between the query and the best sentence, the number the
+    app shows as a bar. ``start``/``end`` are character offsets of the sentence in the document's text.
+    """
+
+    path: str
+    title: str
+    score: float
+    similarity: float | None
+    sentence: str
+    start: int
+    end: int
+    page: int | None
+    ordinal: int
+    context_before: tuple[str, ...]
+    context_after: tuple[str, ...]
+    highlights: tuple[Highlight, ...]
+    explanation: Explanation
+    weak: bool
+    duplicates: tuple[str, ...] = ()
+    facets: tuple[dict, ...] = ()
+
+    def to_json(self) -> dict:
+        """The documented JSON shape of `quire search --json` (see README)."""
+        data = asdict(self)
+        data["context"] = {"before": list(self.context_before), "after": list(self.context_after)}
+        del data["context_before"], data["context_after"]
+        return data
+
+
+@dataclass(frozen=True)
+class SearchResponse:
+    """Results for one query; ``nothing_relevant`` when every candidate was too weak to show."""
+
+    query: str
+    mode: Mode
+    method: str
+    results: tuple[SearchResult, ...]
+    nothing_relevant: bool
+    weak_hidden: int = 0
+    seconds: float = 0.0
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def to_json(self) -> dict:
+        """JSON for the CLI and benchmarks."""
+        return {
+            "query": self.query,
+            "mode": self.mode.value,
+            "method": self.method,
+            "nothing_relevant": self.nothing_relevant,
+            "weak_hidden": self.weak_hidden,
+            "seconds": round(self.seconds, 4),
+            "notes": list(self.notes),
+            "results": [r.to_json() for r in self.results],
+        }

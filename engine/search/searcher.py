@@ -1,0 +1,290 @@
+"""Answer a query: semantic (HNSW over sentences), lexical (FTS5 BM25 over passages), or both fused.
+
+Documents are ranked by their best evidence and shown through their best sentence. Hybrid ranking is reciprocal
+rank fusion (Cormack et al., 2009): each ranking gives a document w / (k + rank) points. RRF needs no score
+normalisation, which matters here because BM25 and cosine live on unrelated scales; the thesis in
+``papers/thesis-sentence-embeddings-vs-tfidf.md`` (Sec. 5.1) is why lexical evidence gets a full vote.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.embed.base import Embedder
+from engine.errors import QueryError
+from engine.ingest.sentences import split_sentences
+from engine.search import terms as T
+from engine.search.calibration import Calibration
+from engine.search.results import Explanation, Highlight, MatchedTerm, Mode, SearchResponse, SearchResult
+from engine.store.database import Store
+from engine.store.vectors import VectorIndex
+
+log = logging.getLogger(__name__)
+
+MAX_QUERY_CHARS = 20_000
+# A long query (a pasted passage, "more like this") is searched sentence by sentence, up to this many sentences.
+MAX_QUERY_SENTENCES = 32
+# Candidates fetched from each ranking before fusion: deep enough that a document ranked modestly by both
+# rankings still surfaces, cheap enough for interactive latency.
+CANDIDATES = 200
+# RRF constant and per-ranking weights, chosen on the five retrieval collections (bench/tune_fusion.py).
+RRF_K = 60
+SEMANTIC_WEIGHT = 1.0
+LEXICAL_WEIGHT = 1.0
+CONTEXT_RADIUS = 2
+# A sentence repeated in this many documents (or in 5% of a small collection, at least 3) is boilerplate:
+# headers, footers, licence blocks. It still matches, at half weight, so a real hit elsewhere ranks first.
+BOILERPLATE_DOCS = 5
+BOILERPLATE_MIN_DOCS = 3
+BOILERPLATE_SHARE = 0.05
+BOILERPLATE_PENALTY = 0.5
+# Lexical evidence is strong when the matched words carry at least this share of the query's IDF mass.
+LEXICAL_STRONG_COVERAGE = 0.6
+
+
+@dataclass
+class _Doc:
+    """Evidence gathered for one document while ranking."""
+
+    doc_id: int
+    sem_sentence: int | None = None
+    sem_cosine: float = -1.0
+    sem_score: float = -1.0
+    boilerplate: bool = False
+    lex_passage: int | None = None
+    lex_score: float = 0.0
+    sem_rank: int | None = None
+    lex_rank: int | None = None
+    fused: float = 0.0
+
+
+class Searcher:
+    """Runs queries against one index; holds no state between queries, so several threads may share it."""
+
+    def __init__(
+        self, store: Store, vectors: VectorIndex | None, embedder: Embedder | None, calibration: Calibration | None
+    ) -> None:
+        self.store, self.vectors, self.embedder, self.calibration = store, vectors, embedder, calibration
+
+    # -- entry point ------------------------------------------------------------------------------------------
+    def search(self, query: str, *, k: int = 10, mode: Mode = Mode.HYBRID, include_weak: bool = False) -> SearchResponse:
+        """Rank documents for ``query``; weak results are cut (or, with ``include_weak``, kept and flagged)."""
+        started = time.perf_counter()
+        query = query.strip()
+        if not query:
+            raise QueryError("the query is empty: type a few words or paste a passage")
+        if len(query) > MAX_QUERY_CHARS:
+            raise QueryError(
+                f"the query is {len(query):,} characters long; the limit is {MAX_QUERY_CHARS:,} "
+                "(paste a passage rather than a whole document)"
+            )
+        if k < 1:
+            raise QueryError("k must be at least 1")
+        notes: list[str] = []
+        docs: dict[int, _Doc] = {}
+        query_vectors = None
+        if mode in (Mode.SEMANTIC, Mode.HYBRID):
+            query_vectors = self._semantic(query, docs, notes)
+        stems: dict[str, T.Term] = {}
+        if mode in (Mode.LEXICAL, Mode.HYBRID):
+            stems = self._lexical(query, docs)
+        else:
+            stems = {t.stem: t for t in T.query_terms(query)}
+        ranked = self._fuse(docs, mode)
+        idf = self._idf(stems)
+        results: list[SearchResult] = []
+        seen_hashes: dict[str, int] = {}
+        meta = self.store.documents_by_id([d.doc_id for d in ranked[: 3 * k + 10]])
+        for doc in ranked[: 3 * k + 10]:
+            record = meta.get(doc.doc_id)
+            if record is None:
+                continue  # deleted while we were ranking
+            if record["hash"] in seen_hashes:
+                first = results[seen_hashes[record["hash"]]]
+                results[seen_hashes[record["hash"]]] = _with_duplicate(first, record["path"])
+                continue
+            result = self._result(doc, record, mode, query_vectors, stems, idf)
+            if result is None:
+                continue
+            seen_hashes[record["hash"]] = len(results)
+            results.append(result)
+            if len(results) >= k and not include_weak and sum(not r.weak for r in results) >= k:
+                break
+        strong = [r for r in results if not r.weak]
+        shown = results[:k] if include_weak else strong[:k]
+        return SearchResponse(
+            query=query, mode=mode, method=self.embedder.name if self.embedder else "", results=tuple(shown),
+            nothing_relevant=not strong, weak_hidden=0 if include_weak else len(results) - len(strong),
+            seconds=time.perf_counter() - started, notes=tuple(notes),
+        )
+
+    # -- rankings ---------------------------------------------------------------------------------------------
+    def _semantic(self, query: str, docs: dict[int, _Doc], notes: list[str]) -> np.ndarray | None:
+        if self.embedder is None or self.vectors is None or self.vectors.live_count == 0:
+            notes.append("semantic search unavailable: the index has no vectors yet")
+            return None
+        parts = split_sentences(query) if len(query) > 300 else [query]
+        parts = parts[:MAX_QUERY_SENTENCES] or [query]
+        vectors = self.embedder.encode(parts)
+        vectors = vectors[np.linalg.norm(vectors, axis=1) > 0]
+        if vectors.shape[0] == 0:
+            notes.append("no word of the query is known to the embedding model; only lexical matches can be shown")
+            return None
+        hits: dict[int, float] = {}
+        for vector in vectors:
+            ids, sims = self.vectors.search(vector, CANDIDATES)
+            for sid, sim in zip(ids.tolist(), sims.tolist()):
+                # several query sentences: a sentence's score is the mean over them (missing = 0)
+                hits[sid] = hits.get(sid, 0.0) + sim / vectors.shape[0]
+        rows = self.store.sentences_by_id(list(hits))
+        boiler = self._boilerplate({r["hash"] for r in rows.values()})
+        for sid, sim in hits.items():
+            row = rows.get(sid)
+            if row is None:
+                continue
+            penalised = sim * (BOILERPLATE_PENALTY if row["hash"] in boiler else 1.0)
+            doc = docs.setdefault(row["doc_id"], _Doc(row["doc_id"]))
+            if penalised > doc.sem_score:
+                doc.sem_score, doc.sem_cosine, doc.sem_sentence = penalised, sim, sid
+                doc.boilerplate = row["hash"] in boiler
+        return vectors
+
+    def _boilerplate(self, hashes: set[int]) -> set[int]:
+        counts = self.store.hash_document_counts(list(hashes))
+        total = max(1, self.store.stats()["indexed"])
+        return {
+            h for h, n in counts.items()
+            if n >= BOILERPLATE_DOCS or (n >= BOILERPLATE_MIN_DOCS and n / total >= BOILERPLATE_SHARE)
+        }
+
+    def _lexical(self, query: str, docs: dict[int, _Doc]) -> dict[str, T.Term]:
+        match = T.fts_query(query)
+        stems = {t.stem: t for t in T.query_terms(T._PHRASE.sub(" ", query))}
+        for phrase in T._PHRASE.findall(query):
+            stems.update({t.stem: t for t in T.query_terms(phrase)})
+        if match is None:
+            return stems
+        for passage_id, doc_id, score in self.store.bm25(match, CANDIDATES):
+            doc = docs.setdefault(doc_id, _Doc(doc_id))
+            if doc.lex_passage is None or score > doc.lex_score:
+                doc.lex_passage, doc.lex_score = passage_id, score
+        return stems
+
+    def _fuse(self, docs: dict[int, _Doc], mode: Mode) -> list[_Doc]:
+        by_sem = sorted((d for d in docs.values() if d.sem_sentence is not None), key=lambda d: -d.sem_score)
+        by_lex = sorted((d for d in docs.values() if d.lex_passage is not None), key=lambda d: -d.lex_score)
+        for rank, d in enumerate(by_sem, 1):
+            d.sem_rank = rank
+        for rank, d in enumerate(by_lex, 1):
+            d.lex_rank = rank
+        if mode is Mode.SEMANTIC:
+            return by_sem
+        if mode is Mode.LEXICAL:
+            return by_lex
+        for d in docs.values():
+            d.fused = _rrf(d.sem_rank, SEMANTIC_WEIGHT) + _rrf(d.lex_rank, LEXICAL_WEIGHT)
+        return sorted(docs.values(), key=lambda d: (-d.fused, d.doc_id))
+
+    def _idf(self, stems: dict[str, T.Term]) -> dict[str, float]:
+        n = max(1, self.store.passage_count())
+        df = self.store.term_document_frequencies(list(stems))
+        # BM25's IDF, floored at 0 so that a word in every passage counts for nothing
+        return {s: max(0.0, math.log((n - df.get(s, 0) + 0.5) / (df.get(s, 0) + 0.5) + 1.0)) for s in stems}
+
+    # -- one result -------------------------------------------------------------------------------------------
+    def _result(
+        self, doc: _Doc, record: dict, mode: Mode, query_vectors: np.ndarray | None,
+        stems: dict[str, T.Term], idf: dict[str, float],
+    ) -> SearchResult | None:
+        candidates: list[dict] = []
+        if doc.lex_passage is not None:
+            candidates = self.store.sentences_of_passage(doc.lex_passage)
+        if doc.sem_sentence is not None:
+            candidates += [r for r in self.store.sentences_by_id([doc.sem_sentence]).values()]
+        if not candidates:
+            return None
+        cosines = self._cosines(query_vectors, [c["id"] for c in candidates])
+        stem_set = set(stems)
+
+        def lexical_mass(row: dict) -> float:
+            return sum(idf.get(s, 0.0) for s in {m[2] for m in T.matches(row["text"], stem_set)})
+
+        if doc.sem_sentence is not None and mode is Mode.SEMANTIC:
+            best = next(c for c in candidates if c["id"] == doc.sem_sentence)
+        else:
+            # the sentence with most informative query words, then the most similar one
+            best = max(candidates, key=lambda c: (round(lexical_mass(c), 6), cosines.get(c["id"], -1.0)))
+            if lexical_mass(best) == 0 and doc.sem_sentence is not None:
+                best = next(c for c in candidates if c["id"] == doc.sem_sentence)
+        spans = T.matches(best["text"], stem_set)
+        passage_text = " ".join(c["text"] for c in candidates)
+        matched_stems = {m[2] for m in T.matches(passage_text, stem_set)}
+        total_idf = sum(idf.values())
+        coverage = sum(idf.get(s, 0.0) for s in matched_stems) / total_idf if total_idf else 0.0
+        similarity = cosines.get(best["id"])
+        percentile = self.calibration.percentile(similarity) if self.calibration and similarity is not None else None
+        explanation = Explanation(
+            cosine=similarity,
+            cosine_percentile=percentile,
+            bm25=doc.lex_score if doc.lex_passage is not None else None,
+            matched_terms=tuple(
+                MatchedTerm(stems[s].word, s, round(idf.get(s, 0.0), 4)) for s in stems if s in matched_stems
+            ),
+            term_coverage=round(coverage, 4),
+            semantic_rank=doc.sem_rank,
+            lexical_rank=doc.lex_rank,
+            fusion=f"rrf(k={RRF_K}, semantic={SEMANTIC_WEIGHT}, lexical={LEXICAL_WEIGHT})" if mode is Mode.HYBRID else mode.value,
+            contributions={
+                "semantic": round(_rrf(doc.sem_rank, SEMANTIC_WEIGHT), 6),
+                "lexical": round(_rrf(doc.lex_rank, LEXICAL_WEIGHT), 6),
+            } if mode is Mode.HYBRID else {},
+            boilerplate=doc.boilerplate,
+        )
+        neighbours = self.store.neighbours(best["doc_id"], best["ordinal"], CONTEXT_RADIUS)
+        score = {Mode.HYBRID: doc.fused, Mode.SEMANTIC: doc.sem_cosine, Mode.LEXICAL: doc.lex_score}[mode]
+        return SearchResult(
+            path=record["path"], title=record["title"] or "", score=round(float(score), 6),
+            similarity=None if similarity is None else round(float(similarity), 4),
+            sentence=best["text"], start=best["start"], end=best["end"], page=best["page"], ordinal=best["ordinal"],
+            context_before=tuple(n["text"] for n in neighbours if n["ordinal"] < best["ordinal"]),
+            context_after=tuple(n["text"] for n in neighbours if n["ordinal"] > best["ordinal"]),
+            highlights=tuple(Highlight(a, b, s, 1.0) for a, b, s in spans),
+            explanation=explanation,
+            weak=self._weak(mode, similarity, coverage, doc),
+        )
+
+    def _cosines(self, query_vectors: np.ndarray | None, sentence_ids: list[int]) -> dict[int, float]:
+        if query_vectors is None or self.embedder is None:
+            return {}
+        ids, vectors = self.store.vectors(self.embedder.name, sentence_ids)
+        if ids.size == 0:
+            return {}
+        sims = (vectors @ query_vectors.T).mean(axis=1)
+        return dict(zip(ids.tolist(), sims.tolist()))
+
+    def _weak(self, mode: Mode, similarity: float | None, coverage: float, doc: _Doc) -> bool:
+        semantic_strong = (
+            similarity is not None
+            and (self.calibration is None or similarity >= self.calibration.threshold)
+        )
+        lexical_strong = doc.lex_passage is not None and coverage >= LEXICAL_STRONG_COVERAGE
+        if mode is Mode.SEMANTIC:
+            return not semantic_strong
+        if mode is Mode.LEXICAL:
+            return not lexical_strong
+        return not (semantic_strong or lexical_strong)
+
+
+def _rrf(rank: int | None, weight: float) -> float:
+    return 0.0 if rank is None else weight / (RRF_K + rank)
+
+
+def _with_duplicate(result: SearchResult, path: str) -> SearchResult:
+    from dataclasses import replace
+
+    return replace(result, duplicates=(*result.duplicates, path))

@@ -1,0 +1,84 @@
+"""Query words for lexical search and highlighting, processed the way the FTS5 index processes text.
+
+The index uses FTS5's ``porter unicode61 remove_diacritics 2`` tokenizer; here the same steps run in Python (Unicode
+word split, lowercase, diacritics folded, Porter stem) so that matched terms can be named and highlighted in a
+passage, which FTS5 cannot do for a contentless table.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+import snowballstemmer
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_PHRASE = re.compile(r'"([^"]+)"')
+_STEMMER = snowballstemmer.stemmer("porter")
+
+# Function words that carry no topic: dropped from lexical queries (BM25 gives them almost no weight anyway, but
+# their posting lists are the longest in the index and slow every query down).
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below between
+    both but by can could did do does doing down during each few for from further had has have having he her here
+    hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of off
+    on once only or other our ours ourselves out over own same she should so some such than that the their theirs
+    them themselves then there these they this those through to too under until up very was we were what when where
+    which while who whom why will with would you your yours yourself yourselves also may might must shall upon whether
+    us per via""".split()
+)
+
+
+@dataclass(frozen=True)
+class Term:
+    """A query word: as typed, and as the index stores it (folded, stemmed)."""
+
+    word: str
+    stem: str
+
+
+def fold(word: str) -> str:
+    """Lowercase and strip diacritics, as ``remove_diacritics 2`` does."""
+    decomposed = unicodedata.normalize("NFKD", word.lower())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """The index form of one word."""
+    return _STEMMER.stemWord(fold(word))
+
+
+def words(text: str) -> list[tuple[str, int, int]]:
+    """(word, start, end) for every word of ``text``."""
+    return [(m.group(), m.start(), m.end()) for m in _WORD.finditer(text)]
+
+
+def query_terms(text: str) -> list[Term]:
+    """Distinct content words of a query, in order; stop words are dropped unless nothing else is left."""
+    seen: dict[str, Term] = {}
+    stopped: dict[str, Term] = {}
+    for word, _, _ in words(text):
+        target = stopped if fold(word) in STOPWORDS else seen
+        target.setdefault(stem(word), Term(word, stem(word)))
+    return list((seen or stopped).values())
+
+
+def fts_query(text: str) -> str | None:
+    """An FTS5 MATCH expression: quoted phrases stay phrases, other content words are OR-ed (BM25 ranks them).
+
+    Every word is quoted, so nothing a user types can be read as FTS5 syntax.
+    """
+    phrases = [p.strip() for p in _PHRASE.findall(text) if p.strip()]
+    rest = _PHRASE.sub(" ", text)
+    # a quoted string with several words is an FTS5 phrase
+    parts = ['"' + " ".join(w for w, _, _ in words(p)) + '"' for p in phrases if words(p)]
+    parts += [f'"{t.word}"' for t in query_terms(rest)]
+    return " OR ".join(parts) if parts else None
+
+
+def matches(text: str, stems: set[str]) -> list[tuple[int, int, str]]:
+    """(start, end, stem) of the words of ``text`` whose stem is in ``stems``: what to highlight."""
+    return [(a, b, stem(w)) for w, a, b in words(text) if stem(w) in stems]

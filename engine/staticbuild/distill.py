@@ -1,0 +1,123 @@
+"""Step 4 (Sec. 3.3, Eq. 2-3): knowledge distillation of sentence similarities from the teacher.
+
+For a batch of K = 128 sentences the loss is the cross-entropy between the teacher's and the student's row-wise
+softmax (temperature tau = 0.05, the diagonal excluded) over cosine similarities. The student is the word matrix
+itself (a sentence is the sum of its word vectors); Adam with lr 1e-3, at most 30k steps, gradient norm clipped at
+5.0, validation every 40 steps on held-out corpus sentences and early stopping after 5 validations without
+improvement (authors' code, see NOTES).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class DistillConfig:
+    """Hyper-parameters; the defaults are the paper's and the authors' code's."""
+
+    batch_size: int = 128
+    tau: float = 0.05
+    lr: float = 1e-3
+    max_steps: int = 30_000
+    validate_every: int = 40
+    patience: int = 5
+    clip: float = 5.0
+    seed: int = 0
+
+
+def similarity_loss(student: torch.Tensor, teacher: torch.Tensor, tau: float) -> torch.Tensor:
+    """Eq. 2: -(1/K) sum_i sum_{j != i} sigma(T)_ij log sigma(S)_ij, with sigma the softmax of Eq. 3 over k != i."""
+    s = F.normalize(student, dim=-1)
+    t = F.normalize(teacher, dim=-1)
+    k = s.shape[0]
+    eye = torch.eye(k, dtype=torch.bool, device=s.device)
+    s_logits = (s @ s.T / tau).masked_fill(eye, float("-inf"))
+    t_logits = (t @ t.T / tau).masked_fill(eye, float("-inf"))
+    target = torch.softmax(t_logits, dim=-1)
+    log_pred = torch.log_softmax(s_logits, dim=-1).masked_fill(eye, 0.0)
+    return -(target * log_pred).sum(dim=-1).mean()
+
+
+class _Batches:
+    """Gathers a batch's word ids in EmbeddingBag layout from the CSR token arrays."""
+
+    def __init__(self, flat: np.ndarray, offsets: np.ndarray, teacher: np.ndarray) -> None:
+        self.flat, self.offsets, self.teacher = flat, offsets, teacher
+
+    def get(self, rows: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        starts, ends = self.offsets[rows], self.offsets[rows + 1]
+        ids = np.concatenate([self.flat[s:e] for s, e in zip(starts, ends)])
+        bag_offsets = np.concatenate([[0], np.cumsum(ends - starts)[:-1]])
+        return (
+            torch.from_numpy(ids.astype(np.int64)),
+            torch.from_numpy(bag_offsets.astype(np.int64)),
+            torch.from_numpy(self.teacher[rows].astype(np.float32)),
+        )
+
+
+def distill(
+    vectors: np.ndarray,
+    flat: np.ndarray,
+    offsets: np.ndarray,
+    teacher: np.ndarray,
+    train_rows: np.ndarray,
+    valid_rows: np.ndarray,
+    config: DistillConfig = DistillConfig(),
+) -> tuple[np.ndarray, dict]:
+    """Fine-tune ``vectors`` (ids x d); sentences are CSR word ids ``flat``/``offsets`` with teacher embeddings.
+
+    Only sentences with at least one known word should be passed in ``train_rows``/``valid_rows``.
+    Returns the best (lowest validation loss) vectors and a training log.
+    """
+    torch.manual_seed(config.seed)
+    rng = np.random.default_rng(config.seed)
+    bag = torch.nn.EmbeddingBag.from_pretrained(torch.from_numpy(vectors.copy()), freeze=False, mode="sum")
+    optimiser = torch.optim.Adam(bag.parameters(), lr=config.lr)
+    batches = _Batches(flat, offsets, teacher)
+    valid_batches = [batches.get(valid_rows[i : i + config.batch_size]) for i in range(0, valid_rows.size, config.batch_size)]
+
+    def validation_loss() -> float:
+        with torch.no_grad():
+            losses = [similarity_loss(bag(ids, offs), t, config.tau).item() for ids, offs, t in valid_batches]
+        return float(np.mean(losses))
+
+    best = validation_loss()
+    best_weights = bag.weight.detach().clone()
+    history = [{"step": 0, "valid_loss": best}]
+    bad = 0
+    order = rng.permutation(train_rows)
+    cursor = 0
+    step = 0
+    for step in range(1, config.max_steps + 1):
+        if cursor + config.batch_size > order.size:
+            order = rng.permutation(train_rows)
+            cursor = 0
+        ids, offs, t = batches.get(order[cursor : cursor + config.batch_size])
+        cursor += config.batch_size
+        loss = similarity_loss(bag(ids, offs), t, config.tau)
+        optimiser.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(bag.parameters(), config.clip)
+        optimiser.step()
+        if step % config.validate_every == 0:
+            current = validation_loss()
+            history.append({"step": step, "train_loss": float(loss.item()), "valid_loss": current})
+            if current < best:
+                best, bad = current, 0
+                best_weights = bag.weight.detach().clone()
+            else:
+                bad += 1
+                if bad >= config.patience:
+                    log.info("distillation: early stop at step %d (best validation loss %.4f)", step, best)
+                    break
+            if step % (config.validate_every * 25) == 0:
+                log.info("distillation: step %d, validation loss %.4f (best %.4f)", step, current, best)
+    return best_weights.numpy(), {"steps": step, "best_valid_loss": best, "history": history}

@@ -1,0 +1,415 @@
+"""The SQLite side of an index: documents, sentences, passages (FTS5) and vectors, written in batched transactions."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import sqlite_utils
+
+from engine.errors import QuireError
+from engine.store import schema
+
+log = logging.getLogger(__name__)
+
+DB_NAME = "index.db"
+# Vectors are stored as float16: half the bytes of float32 for a cosine error of about 1e-3, far below the
+# differences that change a ranking. They are the source of truth the HNSW index is rebuilt from.
+VECTOR_DTYPE = np.float16
+
+
+@dataclass(frozen=True)
+class SentenceRecord:
+    """A sentence as the ingest step produced it; offsets are into the document's extracted text."""
+
+    text: str
+    start: int
+    end: int
+    page: int | None
+    hash: int
+
+
+@dataclass(frozen=True)
+class NewDocument:
+    """Everything needed to (re)write one indexed document; ``passages`` are (first, last) sentence ordinals."""
+
+    path: str
+    size: int
+    mtime: float
+    hash: str
+    title: str
+    kind: str
+    sentences: tuple[SentenceRecord, ...]
+    passages: tuple[tuple[int, int], ...]
+
+
+class Store:
+    """One index's SQLite database (WAL mode, so searches read while indexing writes).
+
+    Only one process writes at a time; the facade holds that rule. Every write method is one transaction.
+    """
+
+    def __init__(self, folder: Path, *, create: bool = True) -> None:
+        self.folder = folder
+        path = folder / DB_NAME
+        if not path.exists() and not create:
+            raise QuireError(f"no index at {folder}")
+        folder.mkdir(parents=True, exist_ok=True)
+        # check_same_thread=False: the app's search worker and indexing worker each use their own Store, but a
+        # Store may be created on one thread and used on another.
+        self.db = sqlite_utils.Database(sqlite3.connect(str(path), check_same_thread=False, timeout=30))
+        self.db.enable_wal()
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("PRAGMA foreign_keys=OFF")
+        with self.db.conn:
+            schema.create(self.db)
+            version = self.get_meta("schema_version")
+            if version is None:
+                self.set_meta("schema_version", schema.SCHEMA_VERSION)
+            elif int(version) > schema.SCHEMA_VERSION:
+                raise QuireError(f"index at {folder} was made by a newer quire (schema {version}); upgrade quire")
+
+    def close(self) -> None:
+        """Close the connection (checkpointing the WAL)."""
+        self.db.conn.close()
+
+    # -- meta -------------------------------------------------------------------------------------------------
+    def get_meta(self, key: str, default: Any = None) -> Any:
+        """A JSON value stored under ``key``."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchone()
+        return json.loads(row[0]) if row else default
+
+    def set_meta(self, key: str, value: Any) -> None:
+        """Store a JSON value (in the caller's transaction, if any)."""
+        self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", [key, json.dumps(value)])
+
+    def _next_id(self, key: str, table: str, count: int) -> int:
+        """Reserve ``count`` ids; ids are never reused, so an HNSW label always means one sentence."""
+        stored = self.get_meta(key)
+        if stored is None:
+            stored = (self.db.execute(f"SELECT max(id) FROM {table}").fetchone()[0] or 0) + 1
+        self.set_meta(key, stored + count)
+        return int(stored)
+
+    # -- roots ------------------------------------------------------------------------------------------------
+    def add_roots(self, paths: Iterable[str]) -> None:
+        """Remember folders and files the user asked to index (the app lists them; `index` with no path reuses)."""
+        with self.db.conn:
+            now = time.time()
+            for p in paths:
+                self.db.execute("INSERT OR IGNORE INTO roots(path, added_at) VALUES (?, ?)", [p, now])
+
+    def remove_roots(self, paths: Iterable[str]) -> None:
+        """Forget roots (their documents are removed separately)."""
+        with self.db.conn:
+            for p in paths:
+                self.db.execute("DELETE FROM roots WHERE path = ?", [p])
+
+    def roots(self) -> list[str]:
+        """Indexed roots, oldest first."""
+        return [r[0] for r in self.db.execute("SELECT path FROM roots ORDER BY added_at, path")]
+
+    # -- documents --------------------------------------------------------------------------------------------
+    def document(self, path: str) -> dict | None:
+        """The record of one file, or None."""
+        rows = list(self.db.query("SELECT * FROM documents WHERE path = ?", [path]))
+        return rows[0] if rows else None
+
+    def documents(self, under: str | None = None) -> Iterator[dict]:
+        """Records of all files, or of those at or below ``under``, ordered by path."""
+        if under is None:
+            yield from self.db.query("SELECT * FROM documents ORDER BY path")
+            return
+        prefix = under.rstrip("/\\") + "/"
+        yield from self.db.query(
+            "SELECT * FROM documents WHERE path = ? OR substr(path, 1, ?) = ? ORDER BY path",
+            [under, len(prefix), prefix],
+        )
+
+    def documents_by_id(self, ids: Sequence[int]) -> dict[int, dict]:
+        """Records keyed by id."""
+        return self._by_id("documents", ids)
+
+    def duplicates_of(self, content_hash: str) -> list[str]:
+        """Paths of indexed files with this exact content."""
+        return [
+            r[0]
+            for r in self.db.execute(
+                "SELECT path FROM documents WHERE hash = ? AND status = 'indexed' ORDER BY path", [content_hash]
+            )
+        ]
+
+    def record_unindexed(self, path: str, size: int, mtime: float, content_hash: str, status: str, reason: str) -> list[int]:
+        """Record a skipped or failed file; any content it had before is removed. Returns removed sentence ids."""
+        with self.db.conn:
+            old = self.document(path)
+            removed = self._delete_content([old["id"]]) if old else []
+            row = {"path": path, "size": size, "mtime": mtime, "hash": content_hash, "status": status,
+                   "reason": reason, "title": None, "kind": None, "sentences": 0, "updated_at": time.time()}
+            if old:
+                self.db["documents"].update(old["id"], row)
+            else:
+                self.db["documents"].insert(row)
+        return removed
+
+    def touch(self, path: str, size: int, mtime: float) -> None:
+        """A file's metadata changed but its bytes did not: remember the new stat so it is not re-read next time."""
+        with self.db.conn:
+            self.db.execute("UPDATE documents SET size = ?, mtime = ? WHERE path = ?", [size, mtime, path])
+
+    def write_documents(self, docs: Sequence[NewDocument], vectors: np.ndarray, method: str) -> tuple[list[int], np.ndarray]:
+        """Replace or insert documents with their sentences, passages and vectors in one transaction.
+
+        ``vectors`` holds one row per sentence, documents in order. Returns (sentence ids that no longer exist,
+        ids of the new sentences in the same order as ``vectors``).
+        """
+        n_sentences = sum(len(d.sentences) for d in docs)
+        if vectors.shape[0] != n_sentences:
+            raise ValueError(f"{vectors.shape[0]} vectors for {n_sentences} sentences")
+        table = schema.create_vector_table(self.db, method)
+        with self.db.conn:
+            old_ids = [r[0] for r in self.db.execute(
+                f"SELECT id FROM documents WHERE path IN ({','.join('?' * len(docs))})", [d.path for d in docs]
+            )] if docs else []
+            removed = self._delete_content(old_ids)
+            first_sentence = self._next_id("next_sentence_id", "sentences", n_sentences)
+            first_passage = self._next_id("next_passage_id", "passages", sum(len(d.passages) for d in docs))
+            sentence_rows: list[tuple] = []
+            passage_rows: list[tuple] = []
+            fts_rows: list[tuple] = []
+            sid, pid = first_sentence, first_passage
+            now = time.time()
+            for doc in docs:
+                doc_row = {"path": doc.path, "size": doc.size, "mtime": doc.mtime, "hash": doc.hash,
+                           "status": "indexed", "reason": None, "title": doc.title, "kind": doc.kind,
+                           "sentences": len(doc.sentences), "updated_at": now}
+                existing = self.db.execute("SELECT id FROM documents WHERE path = ?", [doc.path]).fetchone()
+                if existing:
+                    doc_id = existing[0]
+                    self.db["documents"].update(doc_id, doc_row)
+                else:
+                    doc_id = self.db["documents"].insert(doc_row).last_pk
+                passage_of = np.zeros(len(doc.sentences), dtype=np.int64)
+                for first, last in doc.passages:
+                    passage_rows.append((pid, doc_id, first, last))
+                    fts_rows.append((pid, " ".join(s.text for s in doc.sentences[first : last + 1])))
+                    passage_of[first : last + 1] = pid
+                    pid += 1
+                for ordinal, s in enumerate(doc.sentences):
+                    sentence_rows.append((sid, doc_id, ordinal, s.text, s.start, s.end, s.page, int(passage_of[ordinal]), s.hash))
+                    sid += 1
+            conn = self.db.conn
+            conn.executemany("INSERT INTO sentences VALUES (?,?,?,?,?,?,?,?,?)", sentence_rows)
+            conn.executemany("INSERT INTO passages VALUES (?,?,?,?)", passage_rows)
+            conn.executemany("INSERT INTO passages_fts(rowid, text) VALUES (?,?)", fts_rows)
+            new_ids = np.arange(first_sentence, sid, dtype=np.int64)
+            blobs = vectors.astype(VECTOR_DTYPE)
+            conn.executemany(
+                f"INSERT INTO [{table}](sentence_id, vector) VALUES (?, ?)",
+                zip(new_ids.tolist(), (row.tobytes() for row in blobs)),
+            )
+            self._bump_generation()
+        return removed, new_ids
+
+    def delete_paths(self, paths: Sequence[str]) -> list[int]:
+        """Forget files entirely; returns the sentence ids that disappeared."""
+        with self.db.conn:
+            ids = [r[0] for r in self.db.execute(
+                f"SELECT id FROM documents WHERE path IN ({','.join('?' * len(paths))})", list(paths)
+            )] if paths else []
+            removed = self._delete_content(ids)
+            for doc_id in ids:
+                self.db.execute("DELETE FROM documents WHERE id = ?", [doc_id])
+        return removed
+
+    def _delete_content(self, doc_ids: Sequence[int]) -> list[int]:
+        """Delete sentences, passages (and their FTS rows) and vectors of these documents; caller's transaction."""
+        removed: list[int] = []
+        for doc_id in doc_ids:
+            sentences = self.db.execute(
+                "SELECT id, text, passage_id FROM sentences WHERE doc_id = ? ORDER BY ordinal", [doc_id]
+            ).fetchall()
+            if not sentences:
+                continue
+            # a contentless FTS5 row is deleted by sending back exactly the text it was given
+            texts: dict[int, list[str]] = {}
+            for _, text, passage_id in sentences:
+                texts.setdefault(passage_id, []).append(text)
+            self.db.conn.executemany(
+                "INSERT INTO passages_fts(passages_fts, rowid, text) VALUES ('delete', ?, ?)",
+                [(pid, " ".join(parts)) for pid, parts in texts.items()],
+            )
+            self.db.execute("DELETE FROM passages WHERE doc_id = ?", [doc_id])
+            ids = [s[0] for s in sentences]
+            # a document's sentence ids are one contiguous run (assigned together in write_documents)
+            for table in self.vector_tables():
+                self.db.execute(f"DELETE FROM [{table}] WHERE sentence_id BETWEEN ? AND ?", [min(ids), max(ids)])
+            self.db.execute("DELETE FROM sentences WHERE doc_id = ?", [doc_id])
+            self.db.execute("UPDATE documents SET sentences = 0 WHERE id = ?", [doc_id])
+            removed.extend(ids)
+        if removed:
+            self._bump_generation()
+        return removed
+
+    def _bump_generation(self) -> None:
+        """Count every change to the set of sentences; a vector index saved at another generation is stale."""
+        self.set_meta("generation", int(self.get_meta("generation", 0)) + 1)
+
+    # -- sentences and vectors --------------------------------------------------------------------------------
+    def vector_tables(self) -> list[str]:
+        """Names of the per-method vector tables present."""
+        return [t for t in self.db.table_names() if t.startswith("vectors_")]
+
+    def sentence_count(self) -> int:
+        """Number of indexed sentences."""
+        return int(self.db.execute("SELECT count(*) FROM sentences").fetchone()[0])
+
+    def sentences_by_id(self, ids: Sequence[int]) -> dict[int, dict]:
+        """Sentence rows keyed by id."""
+        return self._by_id("sentences", ids)
+
+    def _by_id(self, table: str, ids: Sequence[int]) -> dict[int, dict]:
+        out: dict[int, dict] = {}
+        ids = [int(i) for i in ids]
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            for row in self.db.query(f"SELECT * FROM {table} WHERE id IN ({','.join('?' * len(chunk))})", chunk):
+                out[row["id"]] = row
+        return out
+
+    def neighbours(self, doc_id: int, ordinal: int, radius: int) -> list[dict]:
+        """Sentences ``ordinal - radius`` .. ``ordinal + radius`` of a document, in order."""
+        return list(self.db.query(
+            "SELECT * FROM sentences WHERE doc_id = ? AND ordinal BETWEEN ? AND ? ORDER BY ordinal",
+            [doc_id, ordinal - radius, ordinal + radius],
+        ))
+
+    def iter_sentences(self, batch: int = 10_000, *, without_vectors_for: str | None = None) -> Iterator[list[tuple[int, str]]]:
+        """(id, text) batches in id order; with ``without_vectors_for``, only sentences that method has not embedded."""
+        last = 0
+        where = ""
+        if without_vectors_for:
+            table = schema.create_vector_table(self.db, without_vectors_for)
+            where = f"AND id NOT IN (SELECT sentence_id FROM [{table}])"
+        while True:
+            rows = self.db.execute(
+                f"SELECT id, text FROM sentences WHERE id > ? {where} ORDER BY id LIMIT ?", [last, batch]
+            ).fetchall()
+            if not rows:
+                return
+            yield rows
+            last = rows[-1][0]
+
+    def add_vectors(self, method: str, ids: np.ndarray, vectors: np.ndarray) -> None:
+        """Store vectors for existing sentences (re-embedding with another method)."""
+        table = schema.create_vector_table(self.db, method)
+        with self.db.conn:
+            self.db.conn.executemany(
+                f"INSERT OR REPLACE INTO [{table}](sentence_id, vector) VALUES (?, ?)",
+                zip(ids.tolist(), (row.tobytes() for row in vectors.astype(VECTOR_DTYPE))),
+            )
+
+    def vectors(self, method: str, ids: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, float32 vectors) of one method: all of them, or those of ``ids`` (missing ones left out)."""
+        table = schema.vector_table(method)
+        if table not in self.db.table_names():
+            return np.zeros(0, np.int64), np.zeros((0, 0), np.float32)
+        if ids is None:
+            rows = self.db.execute(f"SELECT sentence_id, vector FROM [{table}] ORDER BY sentence_id").fetchall()
+        else:
+            rows = []
+            ids = [int(i) for i in ids]
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                rows += self.db.execute(
+                    f"SELECT sentence_id, vector FROM [{table}] WHERE sentence_id IN ({','.join('?' * len(chunk))})", chunk
+                ).fetchall()
+        if not rows:
+            return np.zeros(0, np.int64), np.zeros((0, 0), np.float32)
+        out_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=VECTOR_DTYPE).reshape(len(rows), -1)
+        return out_ids, matrix.astype(np.float32)
+
+    def vector_ids(self, method: str) -> np.ndarray:
+        """Sentence ids that have a vector for ``method``."""
+        table = schema.vector_table(method)
+        if table not in self.db.table_names():
+            return np.zeros(0, np.int64)
+        rows = self.db.execute(f"SELECT sentence_id FROM [{table}]").fetchall()
+        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+
+    def drop_vectors(self, method: str) -> None:
+        """Remove a method's vectors (used when a method is abandoned)."""
+        with self.db.conn:
+            self.db.execute(f"DROP TABLE IF EXISTS [{schema.vector_table(method)}]")
+
+    def random_sentence_ids(self, n: int, seed: int = 0) -> np.ndarray:
+        """Up to ``n`` sentence ids drawn uniformly (for calibration)."""
+        count = self.sentence_count()
+        if count == 0:
+            return np.zeros(0, np.int64)
+        rows = self.db.execute(
+            "SELECT id FROM sentences ORDER BY (id * 2654435761 + ?) % 4294967291 LIMIT ?", [seed, n]
+        ).fetchall()
+        return np.array([r[0] for r in rows], dtype=np.int64)
+
+    def hash_document_counts(self, hashes: Sequence[int]) -> dict[int, int]:
+        """How many distinct documents contain each sentence hash (boilerplate detection)."""
+        out: dict[int, int] = {}
+        hashes = list({int(h) for h in hashes})
+        for start in range(0, len(hashes), 500):
+            chunk = hashes[start : start + 500]
+            for h, n in self.db.execute(
+                f"SELECT hash, count(DISTINCT doc_id) FROM sentences WHERE hash IN ({','.join('?' * len(chunk))}) GROUP BY hash",
+                chunk,
+            ):
+                out[h] = n
+        return out
+
+    # -- lexical ----------------------------------------------------------------------------------------------
+    def passage_count(self) -> int:
+        """Number of passages (the N of BM25's IDF)."""
+        return int(self.db.execute("SELECT count(*) FROM passages").fetchone()[0])
+
+    def bm25(self, match: str, limit: int) -> list[tuple[int, int, float]]:
+        """(passage id, document id, BM25 score, higher is better) of the best passages for an FTS5 query."""
+        rows = self.db.execute(
+            "SELECT f.rowid, p.doc_id, -bm25(passages_fts) AS score FROM passages_fts f "
+            "JOIN passages p ON p.id = f.rowid WHERE passages_fts MATCH ? ORDER BY bm25(passages_fts) LIMIT ?",
+            [match, limit],
+        ).fetchall()
+        return [(int(r[0]), int(r[1]), float(r[2])) for r in rows]
+
+    def term_document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
+        """Passages containing each (stemmed, as FTS5 stores it) term."""
+        if not terms:
+            return {}
+        rows = self.db.execute(
+            f"SELECT term, doc FROM passages_vocab WHERE term IN ({','.join('?' * len(terms))})", list(terms)
+        ).fetchall()
+        return {r[0]: int(r[1]) for r in rows}
+
+    def passages_of(self, passage_ids: Sequence[int]) -> dict[int, dict]:
+        """Passage rows keyed by id."""
+        return self._by_id("passages", passage_ids)
+
+    def sentences_of_passage(self, passage_id: int) -> list[dict]:
+        """A passage's sentences in order."""
+        return list(self.db.query("SELECT * FROM sentences WHERE passage_id = ? ORDER BY ordinal", [passage_id]))
+
+    def stats(self) -> dict[str, int]:
+        """Counts for `status`: documents by status, sentences, passages."""
+        out = {"documents": 0, "indexed": 0, "skipped": 0, "failed": 0}
+        for status, n in self.db.execute("SELECT status, count(*) FROM documents GROUP BY status"):
+            out[status] = int(n)
+            out["documents"] += int(n)
+        out["sentences"] = self.sentence_count()
+        out["passages"] = self.passage_count()
+        return out

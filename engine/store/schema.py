@@ -1,0 +1,77 @@
+"""The SQLite schema of an index, versioned so that later releases migrate old indexes forward."""
+
+from __future__ import annotations
+
+import sqlite_utils
+
+SCHEMA_VERSION = 1
+
+# FTS5 over passages (runs of sentences), not single sentences: BM25 needs the term statistics of a
+# paragraph-sized unit, or a multi-word query whose words sit in neighbouring sentences never matches well.
+# The table is contentless (sentences already hold the text); deleting a row means re-sending its text.
+# Porter stemming plus diacritics folding is what users expect from "search by words".
+FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+
+
+def create(db: sqlite_utils.Database) -> None:
+    """Create every table of a fresh index (idempotent)."""
+    db["meta"].create({"key": str, "value": str}, pk="key", if_not_exists=True)
+    db["roots"].create({"path": str, "added_at": float}, pk="path", if_not_exists=True)
+    db["documents"].create(
+        {
+            "id": int,
+            "path": str,
+            "size": int,
+            "mtime": float,
+            "hash": str,
+            "status": str,  # indexed | skipped | failed
+            "reason": str,
+            "title": str,
+            "kind": str,
+            "sentences": int,
+            "updated_at": float,
+        },
+        pk="id",
+        not_null={"path", "status"},
+        if_not_exists=True,
+    )
+    db["documents"].create_index(["path"], unique=True, if_not_exists=True)
+    db["documents"].create_index(["hash"], if_not_exists=True)
+    db["sentences"].create(
+        {
+            "id": int,
+            "doc_id": int,
+            "ordinal": int,
+            "text": str,
+            "start": int,
+            "end": int,
+            "page": int,
+            "passage_id": int,
+            "hash": int,  # of the normalised text: finds boilerplate repeated across files
+        },
+        pk="id",
+        not_null={"doc_id", "ordinal", "text"},
+        if_not_exists=True,
+    )
+    db["sentences"].create_index(["doc_id", "ordinal"], unique=True, if_not_exists=True)
+    db["sentences"].create_index(["hash"], if_not_exists=True)
+    db["passages"].create(
+        {"id": int, "doc_id": int, "first": int, "last": int}, pk="id", if_not_exists=True
+    )
+    db["passages"].create_index(["doc_id"], if_not_exists=True)
+    if "passages_fts" not in db.table_names():
+        db.execute(f"CREATE VIRTUAL TABLE passages_fts USING fts5(text, content='', tokenize='{FTS_TOKENIZER}')")
+        db.execute("CREATE VIRTUAL TABLE passages_vocab USING fts5vocab(passages_fts, 'row')")
+
+
+def vector_table(method: str) -> str:
+    """Table holding one method's vectors (float16 blobs keyed by sentence id)."""
+    return "vectors_" + "".join(ch if ch.isalnum() else "_" for ch in method)
+
+
+def create_vector_table(db: sqlite_utils.Database, method: str) -> str:
+    """Create the vector table of ``method`` if needed and return its name."""
+    name = vector_table(method)
+    if name not in db.table_names():
+        db.execute(f"CREATE TABLE [{name}] (sentence_id INTEGER PRIMARY KEY, vector BLOB NOT NULL)")
+    return name

@@ -1,0 +1,61 @@
+"""Shared fixtures: real files, real SQLite indexes, one QApplication per session (pytest-qt)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+DATA = Path(__file__).parent / "data"
+
+# A small, topical collection: each file has sentences only it contains, so searches have a known right answer.
+CORPUS = {
+    "astronomy/rigel.txt": (
+        "Rigel is a blue supergiant star in the constellation of Orion.\n\n"
+        "It is one of the brightest stars in the night sky, about 860 light-years from the Sun. "
+        "Astronomers measure its distance with parallax from space telescopes."
+    ),
+    "animals/porpoise.md": (
+        "# Porpoises\n\n"
+        "Porpoises are small toothed whales that live in the ocean. "
+        "They use echolocation to hunt fish and squid in murky coastal water.\n\n"
+        "Fishing nets kill thousands of harbour porpoises every year."
+    ),
+    "cooking/pasta.html": (
+        "<html><head><title>Cooking pasta</title><script>var x = 'should not be indexed';</script></head>"
+        "<body><h1>Cooking pasta</h1><p>Bring a large pot of salted water to the boil before adding the spaghetti.</p>"
+        "<p>Drain the noodles when they are al dente and toss them with olive oil and garlic.</p></body></html>"
+    ),
+    "health/appointments.txt": (
+        "Patients can now book hospital appointments by sending a text message to the clinic.\n\n"
+        "The doctor reviews each request and replies with a time for the consultation."
+    ),
+    "finance/budget.txt": (
+        "The quarterly budget shows that revenue grew by 4.5% while operating costs fell.\n\n"
+        "Dr. Smith, the chief financial officer, expects profits to rise next year."
+    ),
+}
+
+
+def write_corpus(root: Path, files: dict[str, str] = CORPUS) -> Path:
+    """Write ``files`` (relative path -> text) under ``root`` and return it."""
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    """A folder of small real documents."""
+    return write_corpus(tmp_path / "docs")
+
+
+@pytest.fixture
+def index_dir(tmp_path: Path) -> Path:
+    """Where a test's index lives."""
+    return tmp_path / "index"

@@ -1,0 +1,364 @@
+"""Document readers: a contract every registered reader must meet, then what is particular to each format.
+
+Every document is generated into ``tmp_path`` by ``tests/docgen.py`` (importable as ``docgen`` because pytest puts
+the tests folder on the path); nothing outside ``tmp_path`` is read.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import docgen
+import pytest
+
+from engine.errors import ReadError
+from engine.ingest import readers
+from engine.ingest.readers import text as text_readers
+from engine.ingest.readers.base import Document, Limits, Reader
+
+ALL_READERS = readers.readers()
+
+
+def joined(doc: Document) -> str:
+    return re.sub(r"\s+", " ", " ".join(block.text for block in doc.blocks))
+
+
+def read_error(path: Path, limits: Limits = readers.DEFAULT_LIMITS) -> ReadError:
+    with pytest.raises(ReadError) as caught:
+        readers.read(path, limits)
+    return caught.value
+
+
+def assert_readable(error: ReadError) -> None:
+    """A reason fit for a status column: one short line, no traceback, no repr of an exception."""
+    assert error.reason and len(error.reason) <= 200
+    assert "\n" not in error.reason and "Traceback" not in error.reason
+    assert error.status in ("failed", "skipped")
+
+
+# --- The contract -------------------------------------------------------------------------------------------
+
+
+def test_every_reader_has_a_sample() -> None:
+    assert {reader.name for reader in ALL_READERS} == set(docgen.SAMPLES) == set(docgen.EXPECTED)
+
+
+@pytest.mark.parametrize("reader", ALL_READERS, ids=lambda r: r.name)
+def test_reads_its_sample(reader: Reader, tmp_path: Path) -> None:
+    sentence, title = docgen.EXPECTED[reader.name]
+    doc = readers.read(docgen.SAMPLES[reader.name](tmp_path))
+    assert doc.kind == reader.name
+    assert doc.title == title
+    assert sentence in joined(doc)
+    assert all(block.text.strip() for block in doc.blocks)
+
+
+@pytest.mark.parametrize("reader", ALL_READERS, ids=lambda r: r.name)
+def test_empty_file_is_skipped(reader: Reader, tmp_path: Path) -> None:
+    error = read_error(docgen.make_empty(tmp_path, "empty" + reader.extensions[0]))
+    assert (error.status, error.reason) == ("skipped", "empty file")
+
+
+@pytest.mark.parametrize("reader", ALL_READERS, ids=lambda r: r.name)
+def test_corrupt_file_raises_read_error(reader: Reader, tmp_path: Path) -> None:
+    path = docgen.make_binary(tmp_path, "corrupt" + reader.extensions[0])
+    # The reader itself, not only read(), must turn every failure into a ReadError.
+    with pytest.raises(ReadError) as caught:
+        reader.read(path, Limits())
+    assert_readable(caught.value)
+    assert_readable(read_error(path))
+
+
+@pytest.mark.parametrize("reader", ALL_READERS, ids=lambda r: r.name)
+def test_truncated_sample_reads_or_raises_read_error(reader: Reader, tmp_path: Path) -> None:
+    path = docgen.SAMPLES[reader.name](tmp_path)
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    try:
+        readers.read(path)
+    except ReadError as e:  # text formats read fine when cut; containers must fail cleanly
+        assert_readable(e)
+
+
+# --- Checks common to all files -------------------------------------------------------------------------------
+
+
+def test_size_limit(tmp_path: Path) -> None:
+    error = read_error(docgen.make_txt(tmp_path), Limits(max_file_bytes=10))
+    assert error.status == "skipped"
+    assert error.reason.startswith("too large: ") and error.reason.endswith(" MB limit")
+
+
+def test_text_limit(tmp_path: Path) -> None:
+    error = read_error(docgen.make_txt(tmp_path), Limits(max_chars=20))
+    assert error.status == "skipped" and error.reason.startswith("too much text")
+
+
+def test_binary_without_extension_is_skipped(tmp_path: Path) -> None:
+    error = read_error(docgen.make_binary(tmp_path, "blob"))
+    assert (error.status, error.reason) == ("skipped", "binary file")
+
+
+def test_known_binary_extension_is_skipped_by_name(tmp_path: Path) -> None:
+    error = read_error(docgen.make_txt(tmp_path).rename(tmp_path / "photo.PNG"))
+    assert (error.status, error.reason) == ("skipped", "binary file (.png)")
+
+
+def test_source_file_without_extension_is_read_as_text(tmp_path: Path) -> None:
+    doc = readers.read(docgen.make_configure(tmp_path))
+    assert doc.kind == "text"
+    assert docgen.SHELL_SENTENCE in joined(doc)
+
+
+def test_directory_is_not_a_regular_file(tmp_path: Path) -> None:
+    error = read_error(tmp_path)
+    assert (error.status, error.reason) == ("skipped", "not a regular file")
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    assert_readable(read_error(tmp_path / "gone.txt"))
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root can read any file")
+def test_permission_denied(tmp_path: Path) -> None:
+    path = docgen.make_txt(tmp_path)
+    path.chmod(0)
+    try:
+        error = read_error(path)
+    finally:
+        path.chmod(0o644)
+    assert (error.status, error.reason) == ("failed", "permission denied")
+
+
+def _rewrite_during_read(monkeypatch: pytest.MonkeyPatch, times: int) -> list[int]:
+    """Make the plain-text reader append to its file on its first ``times`` calls, as an editor saving would."""
+    calls: list[int] = []
+    original = text_readers.PLAIN.read
+
+    def read_and_rewrite(path: Path, limits: Limits) -> Document:
+        calls.append(1)
+        if len(calls) <= times:
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(f"\nAppended while reading, pass {len(calls)}.\n")
+        return original(path, limits)
+
+    monkeypatch.setattr(text_readers.PLAIN, "read", read_and_rewrite)
+    return calls
+
+
+def test_changed_while_reading_is_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _rewrite_during_read(monkeypatch, times=1)
+    doc = readers.read(docgen.make_txt(tmp_path))
+    assert len(calls) == 2
+    assert "Appended while reading, pass 1." in joined(doc)
+
+
+def test_changing_all_the_time_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _rewrite_during_read(monkeypatch, times=99)
+    error = read_error(docgen.make_txt(tmp_path))
+    assert (error.status, error.reason) == ("failed", "changed while reading")
+    assert len(calls) == 2
+
+
+# --- Text ---------------------------------------------------------------------------------------------------------
+
+
+def test_latin1_text_is_decoded(tmp_path: Path) -> None:
+    text = joined(readers.read(docgen.make_latin1_txt(tmp_path)))
+    assert docgen.LATIN1_SENTENCE in text
+    assert "Straße" in text and "Grüße" in text
+
+
+def test_utf16_text_is_decoded(tmp_path: Path) -> None:
+    doc = readers.read(docgen.make_utf16_txt(tmp_path))
+    assert docgen.UTF16_SENTENCE in joined(doc)
+    assert doc.title == "Une lettre"
+
+
+def test_utf8_bom_is_dropped(tmp_path: Path) -> None:
+    path = tmp_path / "bom.txt"
+    path.write_bytes(b"\xef\xbb\xbfCaf\xc3\xa9 notes\n\nBody.\n")
+    assert readers.read(path).title == "Café notes"
+
+
+def test_text_blocks_are_paragraphs(tmp_path: Path) -> None:
+    doc = readers.read(docgen.make_txt(tmp_path))
+    assert [block.text for block in doc.blocks] == [
+        docgen.TITLE,
+        "First paragraph about lamps.",
+        f"{docgen.TEXT_SENTENCE}\nIt wraps here.",
+    ]
+
+
+def test_long_first_line_is_no_title(tmp_path: Path) -> None:
+    path = tmp_path / "essay.txt"
+    path.write_text("word " * 40 + "\n\nMore.\n", encoding="utf-8")
+    assert readers.read(path).title == "essay"
+
+
+def test_markdown_markup_is_stripped(tmp_path: Path) -> None:
+    text = joined(readers.read(docgen.make_md(tmp_path)))
+    assert "Some bold claims and a useful link" in text
+    for markup in ("**", "](", "logo.png", "<div>", "# ", "```"):
+        assert markup not in text
+    assert "print('kept code')" in text
+
+
+def test_rst_adornments_and_directives_are_dropped(tmp_path: Path) -> None:
+    doc = readers.read(docgen.make_rst(tmp_path))
+    text = joined(doc)
+    assert "===" not in text and "---" not in text and ".. " not in text
+    assert "Directive bodies are kept as text." in text
+    assert "Introduction" in [block.text for block in doc.blocks]
+
+
+# --- HTML and EPUB ------------------------------------------------------------------------------------------------
+
+
+def test_html_blocks_and_dropped_elements(tmp_path: Path) -> None:
+    doc = readers.read(docgen.make_html(tmp_path))
+    blocks = [block.text for block in doc.blocks]
+    assert doc.title == "The Old Inn"
+    assert docgen.SCRIPT_TEXT not in joined(doc) and "color" not in joined(doc)
+    # Headings, cells, list items and a div's own text never run into each other.
+    for block in ("Kitchen", "Cell one", "Cell two", "Direct div text", "nested paragraph", "First item"):
+        assert block in blocks
+
+
+def test_html_declared_charset(tmp_path: Path) -> None:
+    path = tmp_path / "old.htm"
+    path.write_bytes(
+        '<html><head><meta charset="windows-1252"></head><body><p>Café crème</p></body></html>'.encode("cp1252")
+    )
+    doc = readers.read(path)
+    assert joined(doc) == "Café crème"
+    assert doc.title == "old"
+
+
+def test_epub_chapters_in_spine_order_without_navigation(tmp_path: Path) -> None:
+    text = joined(readers.read(docgen.make_epub(tmp_path)))
+    assert text.index(docgen.EPUB_SENTENCE) < text.index(docgen.EPUB_CHAPTER2_SENTENCE)
+    assert text.count("Chapter 1") == 1
+
+
+# --- PDF ------------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def pdf_doc(tmp_path: Path) -> Document:
+    return readers.read(docgen.make_pdf(tmp_path))
+
+
+def _block_with(doc: Document, sentence: str) -> readers.Block:
+    return next(block for block in doc.blocks if sentence in re.sub(r"\s+", " ", block.text))
+
+
+def test_pdf_page_numbers(pdf_doc: Document) -> None:
+    assert all(block.page is not None for block in pdf_doc.blocks)
+    assert _block_with(pdf_doc, docgen.PDF_PAGE1_SENTENCE).page == 1
+    assert _block_with(pdf_doc, docgen.PDF_PAGE2_SENTENCE).page == 2
+    assert _block_with(pdf_doc, docgen.LEFT_COLUMN).page == 3
+
+
+def test_pdf_paragraphs_are_blocks(pdf_doc: Document) -> None:
+    first = _block_with(pdf_doc, docgen.PDF_PAGE1_SENTENCE)
+    assert docgen.PDF_SECOND_PARAGRAPH not in first.text
+    assert _block_with(pdf_doc, docgen.PDF_TITLE).text == docgen.PDF_TITLE
+
+
+def test_pdf_two_columns_come_out_column_by_column(pdf_doc: Document) -> None:
+    text = joined(pdf_doc)
+    assert docgen.LEFT_COLUMN in text and docgen.RIGHT_COLUMN in text
+    assert text.index(docgen.LEFT_COLUMN) < text.index(docgen.RIGHT_COLUMN)
+    assert text.index(docgen.COLUMNS_HEADING) < text.index(docgen.LEFT_COLUMN)
+    assert text.index(docgen.RIGHT_COLUMN) < text.index(docgen.COLUMNS_FOOTER)
+
+
+@pytest.mark.parametrize(("page", "texts"), [(1, docgen.THREE_COLUMNS), (2, docgen.SIDEBAR_PAGE)])
+def test_pdf_column_layouts(tmp_path: Path, page: int, texts: tuple[str, ...]) -> None:
+    doc = readers.read(docgen.make_layouts_pdf(tmp_path))
+    text = re.sub(r"\s+", " ", " ".join(block.text for block in doc.blocks if block.page == page))
+    positions = [text.find(part) for part in texts]
+    assert -1 not in positions and positions == sorted(positions)
+
+
+def test_pdf_single_column_stays_in_order(pdf_doc: Document) -> None:
+    assert docgen.LONG_PARAGRAPH in joined(pdf_doc)
+
+
+def test_pdf_dehyphenation(pdf_doc: Document) -> None:
+    text = joined(pdf_doc)
+    assert docgen.DEHYPHENATED in text
+    assert docgen.COMPOUND_KEPT in text  # a capital after the break: the hyphen is part of the word
+
+
+def test_pdf_junk_metadata_title_falls_back_to_first_line(tmp_path: Path) -> None:
+    assert readers.read(docgen.make_untitled_pdf(tmp_path)).title == docgen.PDF_TITLE
+
+
+def test_encrypted_pdf(tmp_path: Path) -> None:
+    pytest.importorskip("pypdf")
+    error = read_error(docgen.make_encrypted_pdf(tmp_path))
+    assert (error.status, error.reason) == ("failed", "encrypted PDF (password required)")
+
+
+def test_pdf_with_permissions_only_is_read(tmp_path: Path) -> None:
+    pytest.importorskip("pypdf")
+    doc = readers.read(docgen.make_encrypted_pdf(tmp_path, user_password=""))
+    assert docgen.PDF_PAGE2_SENTENCE in joined(doc)
+
+
+def test_pdf_without_text_layer_is_skipped(tmp_path: Path) -> None:
+    error = read_error(docgen.make_image_only_pdf(tmp_path))
+    assert error.status == "skipped" and error.reason.startswith("no text layer")
+
+
+def test_truncated_pdf(tmp_path: Path) -> None:
+    error = read_error(docgen.make_truncated_pdf(tmp_path))
+    assert error.status == "failed" and error.reason.startswith("corrupt PDF: ")
+    assert error.__cause__ is not None
+
+
+# --- Office formats -----------------------------------------------------------------------------------------------
+
+
+def test_docx_table_cells_are_blocks(tmp_path: Path) -> None:
+    doc = readers.read(docgen.make_docx(tmp_path))
+    blocks = [block.text for block in doc.blocks]
+    assert docgen.DOCX_CELL in blocks
+    assert blocks.index(docgen.DOCX_SENTENCE) < blocks.index(docgen.DOCX_CELL) < blocks.index("12 tons")
+    assert blocks[-1] == "A closing paragraph after the table."
+
+
+def test_pptx_slides_are_pages(tmp_path: Path) -> None:
+    doc = readers.read(docgen.make_pptx(tmp_path))
+    assert _block_with(doc, docgen.PPTX_SENTENCE).page == 1
+    assert _block_with(doc, docgen.PPTX_SLIDE2_SENTENCE).page == 2
+
+
+def test_odt_nested_spans_are_kept(tmp_path: Path) -> None:
+    doc = readers.read(docgen.make_odt(tmp_path))
+    assert docgen.ODT_SENTENCE in [block.text for block in doc.blocks]
+
+
+def test_rtf_escapes_are_decoded(tmp_path: Path) -> None:
+    assert "Café au lait was served." in joined(readers.read(docgen.make_rtf(tmp_path)))
+
+
+def test_corrupt_docx_reason(tmp_path: Path) -> None:
+    error = read_error(docgen.make_binary(tmp_path, "broken.docx"))
+    assert (error.status, error.reason) == ("failed", "corrupt DOCX: not a valid zip archive")
+    assert error.__cause__ is not None
+
+
+def test_zip_bomb_by_ratio_is_skipped(tmp_path: Path) -> None:
+    error = read_error(docgen.make_zip_bomb(tmp_path))
+    assert error.status == "skipped"
+    assert error.reason.startswith("zip bomb? DOCX expands to 52.4 MB")
+
+
+def test_zip_bomb_by_size_is_skipped(tmp_path: Path) -> None:
+    limits = Limits(max_unpacked_bytes=5_000_000, max_compression_ratio=float("inf"))
+    error = read_error(docgen.make_zip_bomb(tmp_path, "big.epub", megabytes=6), limits)
+    assert error.status == "skipped" and error.reason.startswith("zip bomb? EPUB expands to 6.3 MB")

@@ -1,0 +1,123 @@
+"""The static-model build pipeline, end to end at toy scale with the real teacher (a few hundred sentences)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from engine.embed.static import StaticEmbedder, load_model  # noqa: E402
+from engine.embed.wordtok import FIRST_WORD_ID, WordTokenizer  # noqa: E402
+from engine.staticbuild import __main__ as build  # noqa: E402
+from engine.staticbuild.distill import similarity_loss  # noqa: E402
+from engine.staticbuild.extract import select_sentences  # noqa: E402
+from engine.staticbuild.pca import abtt_drop, fit_sentence_pca, fold  # noqa: E402
+
+TOY = Path(__file__).parent / "data" / "toy_corpus.txt"
+
+
+@pytest.fixture(scope="module")
+def toy_build(tmp_path_factory) -> Path:
+    work = tmp_path_factory.mktemp("static-build")
+    out = work / "out" / "model.npz"
+    status = build.main(
+        [
+            "--corpus",
+            str(TOY),
+            "--work",
+            str(work),
+            "--out",
+            str(out),
+            "--vocab-size",
+            "600",
+            "--contexts",
+            "5",
+            "--max-sentences",
+            "300",
+            "--dim",
+            "32",
+            "--pca-sentences",
+            "250",
+            "--valid-sentences",
+            "60",
+            "--max-steps",
+            "120",
+            "--variants",
+            "full,no-distill",
+        ]
+    )
+    assert status == 0
+    return work
+
+
+def test_build_writes_a_loadable_compact_model_with_provenance(toy_build: Path):
+    out = toy_build / "out" / "model.npz"
+    model = load_model(out)
+    assert model.vectors.shape == (len(model.words), 32)
+    assert {"the", "star", "porpoise"} <= set(model.words)
+    provenance = json.loads((out.parent / "PROVENANCE.json").read_text())
+    assert provenance["dim"] == 32 and provenance["sentences_encoded"] <= 300
+    assert provenance["teacher"].endswith("all-MiniLM-L6-v2") and "build_command" in provenance
+    embedder = StaticEmbedder.from_file(out)
+    vectors = embedder.encode(["Rigel is a bright star.", "Porpoises hunt fish."])
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_distillation_lowers_the_held_out_loss(toy_build: Path):
+    log = json.loads((toy_build / "variants" / "full.log.json").read_text())
+    assert log["best_valid_loss"] < log["history"][0]["valid_loss"]
+    full = load_model(toy_build / "variants" / "full.npz").vectors
+    plain = load_model(toy_build / "variants" / "no-distill.npz").vectors
+    assert full.shape == plain.shape and not np.allclose(full, plain)
+
+
+def test_build_resumes_without_redoing_finished_steps(toy_build: Path):
+    stamp = (toy_build / "E_context.npy").stat().st_mtime_ns
+    assert build.main(["--corpus", str(TOY), "--work", str(toy_build), "--dim", "32", "--variants", "full"]) == 0
+    assert (toy_build / "E_context.npy").stat().st_mtime_ns == stamp
+
+
+def test_selection_caps_contexts_per_word_and_respects_the_budget():
+    words = ["a", "b", "c", "d"]
+    tok = WordTokenizer(words, ["[UNK]"])
+    sentences = ["a b", "a c", "a d", "a b c", "b", "d d d", "c"] * 3
+    tight = select_sentences(sentences, tok, per_word=2, max_sentences=5, seed=1)
+    assert len(tight.texts) <= 5
+    assert np.bincount(tight.word_ids, minlength=tok.size).max() <= 2
+    sel = select_sentences(sentences, tok, per_word=2, max_sentences=100, seed=1)
+    counts = np.bincount(sel.word_ids, minlength=tok.size)[FIRST_WORD_ID:]
+    assert counts.tolist() == [2, 2, 2, 2]
+    # each recorded position is where that word first occurs in its sentence
+    for i, text in enumerate(sel.texts):
+        tokens = tok.pre_tokens(text)
+        for wid, pos in zip(
+            sel.word_ids[sel.offsets[i] : sel.offsets[i + 1]], sel.positions[sel.offsets[i] : sel.offsets[i + 1]]
+        ):
+            assert tokens.index(words[wid - FIRST_WORD_ID]) == pos
+
+
+def test_similarity_loss_is_smallest_when_student_matches_teacher():
+    g = torch.Generator().manual_seed(0)
+    teacher = torch.randn(16, 8, generator=g)
+    same = similarity_loss(teacher.clone(), teacher, 0.05)
+    other = similarity_loss(torch.randn(16, 8, generator=g), teacher, 0.05)
+    assert torch.isfinite(same) and same < other
+
+
+def test_pca_keeps_components_after_the_dropped_top_ones():
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(50)]
+    tok = WordTokenizer(words, ["[UNK]"])
+    vectors = np.zeros((tok.size, 10), dtype=np.float32)
+    vectors[FIRST_WORD_ID:] = rng.normal(size=(50, 10))
+    texts = [" ".join(rng.choice(words, 5)) for _ in range(200)]
+    mean, components = fit_sentence_pca(vectors, tok, texts, out_dim=4, drop=2)
+    assert components.shape == (10, 4)
+    assert np.allclose(components.T @ components, np.eye(4), atol=1e-5)
+    folded = fold(vectors, mean, components)
+    assert folded.shape == (tok.size, 4) and not folded[:FIRST_WORD_ID].any()
+    assert abtt_drop(384) == 3
