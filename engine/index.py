@@ -17,6 +17,7 @@ from engine import embed
 from engine.config import IndexConfig, default_index_dir
 from engine.embed.base import Embedder
 from engine.errors import Cancelled, ConfigError, IndexNotFoundError, MethodMismatchError, QuireError
+from engine.facets.service import FacetWriter, load_space
 from engine.ingest.extract import Extracted
 from engine.ingest.pool import default_workers, extract_all
 from engine.ingest.walk import IgnoreRules, walk
@@ -120,7 +121,7 @@ class Index:
         if stored is None:
             name = method or embed.DEFAULT_METHOD
             embedder = embed.load(name)
-            with self.store.db.conn:
+            with self.store.db.atomic():
                 self._record_method(embedder)
         self._vectors: dict[str, VectorIndex] = {}
         self._searcher_lock = threading.Lock()
@@ -223,7 +224,7 @@ class Index:
             embedder = self._embedder(method)
             if embedder.fingerprint != self.store.get_meta(f"fingerprint:{method}"):
                 self.store.drop_vectors(method)  # vectors of an older model version are useless
-                with self.store.db.conn:
+                with self.store.db.atomic():
                     self.store.set_meta(f"fingerprint:{method}", embedder.fingerprint)
             total = self.store.sentence_count()
             done = len(self.store.vector_ids(method))
@@ -235,7 +236,7 @@ class Index:
                 done += len(batch)
                 if progress:
                     progress(Progress("embedding", done, total, done, current=f"re-embedding with {method}"))
-            with self.store.db.conn:
+            with self.store.db.atomic():
                 self._record_method(embedder)
                 self.store.set_meta("generation", int(self.store.get_meta("generation", 0)) + 1)
             self._vector_index(embedder)
@@ -251,7 +252,7 @@ class Index:
         if not force and previous and abs(count - last) <= RECALIBRATE_CHANGE * max(last, 1):
             return
         cal = calibrate(self.store, embedder.name)
-        with self.store.db.conn:
+        with self.store.db.atomic():
             self.store.set_meta(f"calibration:{embedder.name}", {**cal.to_meta(), "sentences": count} if cal else None)
 
     # -- reading --------------------------------------------------------------------------------------------------
@@ -272,7 +273,7 @@ class Index:
                 vectors = self._vector_index(embedder)
             stored = self.store.get_meta(f"calibration:{embedder.name}")
             calibration = Calibration.from_meta({k_: v for k_, v in stored.items() if k_ != "sentences"} if stored else None)
-        return Searcher(self.store, vectors, embedder, calibration).search(
+        return Searcher(self.store, vectors, embedder, calibration, facets=load_space()).search(
             query, k=k, mode=mode, include_weak=include_weak
         )
 
@@ -301,6 +302,8 @@ class _Run:
                  cancel: threading.Event | None) -> None:
         self.index, self.store, self.embedder = index, index.store, embedder
         self.vectors = index._vector_index(embedder)
+        # facets live in the static model's word space whatever the index's method (engine.facets)
+        self.facets = FacetWriter.open(self.store)
         self.config = index.config
         self.progress_cb, self.cancel = progress, cancel
         self.documents = self.sentences = self.unchanged = self.removed = 0
@@ -345,7 +348,7 @@ class _Run:
             found.add(path)
             record = self.store.document(path)
             if item.problem:
-                self._unindexed(Extracted(path, 0, 0.0, "", status="failed", reason=item.problem))
+                self._unindexed(Extracted(path, 0, 0.0, "", status=item.status, reason=item.problem))
                 continue
             try:
                 st = item.path.stat()
@@ -356,7 +359,8 @@ class _Run:
                 if record["status"] != "indexed":
                     self.issues.append(FileIssue(path, record["status"], record["reason"] or ""))
                 continue
-            jobs.append((path, record["hash"] if record else None))
+            # a failed file is read again even if its bytes are the same: the cause may have been passing
+            jobs.append((path, record["hash"] if record and record["status"] != "failed" else None))
         vanished = [d["path"] for r in roots for d in self.store.documents(r) if d["path"] not in found]
         if vanished:
             self.vectors.remove(self.store.delete_paths(vanished))
@@ -390,6 +394,8 @@ class _Run:
         removed, new_ids = self.store.write_documents(docs, vectors, self.embedder.name)
         self.vectors.remove(removed)
         self.vectors.add(new_ids, vectors)
+        if self.facets is not None:
+            self.facets.write(docs, new_ids)
         self.documents += len(docs)
         self.sentences += int(new_ids.size)
         if time.monotonic() - self._last_save > self.config.save_seconds:

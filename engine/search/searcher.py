@@ -17,6 +17,8 @@ import numpy as np
 
 from engine.embed.base import Embedder
 from engine.errors import QueryError
+from engine.facets.service import annotate
+from engine.facets.space import FacetSpace
 from engine.ingest.sentences import split_sentences
 from engine.search import terms as T
 from engine.search.calibration import Calibration
@@ -67,9 +69,11 @@ class Searcher:
     """Runs queries against one index; holds no state between queries, so several threads may share it."""
 
     def __init__(
-        self, store: Store, vectors: VectorIndex | None, embedder: Embedder | None, calibration: Calibration | None
+        self, store: Store, vectors: VectorIndex | None, embedder: Embedder | None, calibration: Calibration | None,
+        *, facets: FacetSpace | None = None,
     ) -> None:
         self.store, self.vectors, self.embedder, self.calibration = store, vectors, embedder, calibration
+        self.facets = facets  # None: results carry no facet explanations
 
     # -- entry point ------------------------------------------------------------------------------------------
     def search(self, query: str, *, k: int = 10, mode: Mode = Mode.HYBRID, include_weak: bool = False) -> SearchResponse:
@@ -117,6 +121,8 @@ class Searcher:
                 break
         strong = [r for r in results if not r.weak]
         shown = results[:k] if include_weak else strong[:k]
+        if self.facets is not None and shown:
+            shown = annotate(self.store, self.facets, query, shown)
         return SearchResponse(
             query=query, mode=mode, method=self.embedder.name if self.embedder else "", results=tuple(shown),
             nothing_relevant=not strong, weak_hidden=0 if include_weak else len(results) - len(strong),
@@ -264,7 +270,8 @@ class Searcher:
         ids, vectors = self.store.vectors(self.embedder.name, sentence_ids)
         if ids.size == 0:
             return {}
-        sims = (vectors @ query_vectors.T).mean(axis=1)
+        # float16 storage can put an exact match a hair above 1; a cosine shown to people must not exceed it
+        sims = np.clip((vectors @ query_vectors.T).mean(axis=1), -1.0, 1.0)
         return dict(zip(ids.tolist(), sims.tolist()))
 
     def _weak(self, mode: Mode, similarity: float | None, coverage: float, doc: _Doc) -> bool:

@@ -68,13 +68,16 @@ class Store:
         self.db.enable_wal()
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA foreign_keys=OFF")
-        with self.db.conn:
+        with self.db.atomic():
             schema.create(self.db)
             version = self.get_meta("schema_version")
             if version is None:
                 self.set_meta("schema_version", schema.SCHEMA_VERSION)
             elif int(version) > schema.SCHEMA_VERSION:
                 raise QuireError(f"index at {folder} was made by a newer quire (schema {version}); upgrade quire")
+            elif int(version) < schema.SCHEMA_VERSION:
+                schema.migrate(self.db, int(version))
+                self.set_meta("schema_version", schema.SCHEMA_VERSION)
 
     def close(self) -> None:
         """Close the connection (checkpointing the WAL)."""
@@ -101,14 +104,14 @@ class Store:
     # -- roots ------------------------------------------------------------------------------------------------
     def add_roots(self, paths: Iterable[str]) -> None:
         """Remember folders and files the user asked to index (the app lists them; `index` with no path reuses)."""
-        with self.db.conn:
+        with self.db.atomic():
             now = time.time()
             for p in paths:
                 self.db.execute("INSERT OR IGNORE INTO roots(path, added_at) VALUES (?, ?)", [p, now])
 
     def remove_roots(self, paths: Iterable[str]) -> None:
         """Forget roots (their documents are removed separately)."""
-        with self.db.conn:
+        with self.db.atomic():
             for p in paths:
                 self.db.execute("DELETE FROM roots WHERE path = ?", [p])
 
@@ -148,7 +151,7 @@ class Store:
 
     def record_unindexed(self, path: str, size: int, mtime: float, content_hash: str, status: str, reason: str) -> list[int]:
         """Record a skipped or failed file; any content it had before is removed. Returns removed sentence ids."""
-        with self.db.conn:
+        with self.db.atomic():
             old = self.document(path)
             removed = self._delete_content([old["id"]]) if old else []
             row = {"path": path, "size": size, "mtime": mtime, "hash": content_hash, "status": status,
@@ -161,7 +164,7 @@ class Store:
 
     def touch(self, path: str, size: int, mtime: float) -> None:
         """A file's metadata changed but its bytes did not: remember the new stat so it is not re-read next time."""
-        with self.db.conn:
+        with self.db.atomic():
             self.db.execute("UPDATE documents SET size = ?, mtime = ? WHERE path = ?", [size, mtime, path])
 
     def write_documents(self, docs: Sequence[NewDocument], vectors: np.ndarray, method: str) -> tuple[list[int], np.ndarray]:
@@ -174,7 +177,7 @@ class Store:
         if vectors.shape[0] != n_sentences:
             raise ValueError(f"{vectors.shape[0]} vectors for {n_sentences} sentences")
         table = schema.create_vector_table(self.db, method)
-        with self.db.conn:
+        with self.db.atomic():
             old_ids = [r[0] for r in self.db.execute(
                 f"SELECT id FROM documents WHERE path IN ({','.join('?' * len(docs))})", [d.path for d in docs]
             )] if docs else []
@@ -220,7 +223,7 @@ class Store:
 
     def delete_paths(self, paths: Sequence[str]) -> list[int]:
         """Forget files entirely; returns the sentence ids that disappeared."""
-        with self.db.conn:
+        with self.db.atomic():
             ids = [r[0] for r in self.db.execute(
                 f"SELECT id FROM documents WHERE path IN ({','.join('?' * len(paths))})", list(paths)
             )] if paths else []
@@ -249,7 +252,7 @@ class Store:
             self.db.execute("DELETE FROM passages WHERE doc_id = ?", [doc_id])
             ids = [s[0] for s in sentences]
             # a document's sentence ids are one contiguous run (assigned together in write_documents)
-            for table in self.vector_tables():
+            for table in [*self.vector_tables(), "facets"]:
                 self.db.execute(f"DELETE FROM [{table}] WHERE sentence_id BETWEEN ? AND ?", [min(ids), max(ids)])
             self.db.execute("DELETE FROM sentences WHERE doc_id = ?", [doc_id])
             self.db.execute("UPDATE documents SET sentences = 0 WHERE id = ?", [doc_id])
@@ -310,7 +313,7 @@ class Store:
     def add_vectors(self, method: str, ids: np.ndarray, vectors: np.ndarray) -> None:
         """Store vectors for existing sentences (re-embedding with another method)."""
         table = schema.create_vector_table(self.db, method)
-        with self.db.conn:
+        with self.db.atomic():
             self.db.conn.executemany(
                 f"INSERT OR REPLACE INTO [{table}](sentence_id, vector) VALUES (?, ?)",
                 zip(ids.tolist(), (row.tobytes() for row in vectors.astype(VECTOR_DTYPE))),
@@ -347,7 +350,7 @@ class Store:
 
     def drop_vectors(self, method: str) -> None:
         """Remove a method's vectors (used when a method is abandoned)."""
-        with self.db.conn:
+        with self.db.atomic():
             self.db.execute(f"DROP TABLE IF EXISTS [{schema.vector_table(method)}]")
 
     def random_sentence_ids(self, n: int, seed: int = 0) -> np.ndarray:
@@ -372,6 +375,38 @@ class Store:
             ):
                 out[h] = n
         return out
+
+    # -- facets -----------------------------------------------------------------------------------------------
+    def add_facets(self, rows: Iterable[tuple[int, int, bytes, bytes, bytes]]) -> None:
+        """Store (sentence id, k, centres, scales, mass) rows of ``engine.facets.extract.pack``, replacing old ones."""
+        with self.db.atomic():
+            self.db.conn.executemany("INSERT OR REPLACE INTO facets VALUES (?, ?, ?, ?, ?)", rows)
+
+    def facets(self, ids: Sequence[int]) -> dict[int, tuple[int, bytes, bytes, bytes]]:
+        """Stored facet rows (k, centres, scales, mass) keyed by sentence id; sentences without facets left out."""
+        out: dict[int, tuple[int, bytes, bytes, bytes]] = {}
+        ids = [int(i) for i in ids]
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            for sid, *row in self.db.execute(
+                f"SELECT sentence_id, k, centres, scales, mass FROM facets WHERE sentence_id IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ):
+                out[int(sid)] = tuple(row)
+        return out
+
+    def clear_facets(self) -> None:
+        """Forget every sentence's facets (the static model they were computed with changed)."""
+        with self.db.atomic():
+            self.db.execute("DELETE FROM facets")
+
+    def sentence_at(self, path: str, ordinal: int) -> dict | None:
+        """The sentence row at ``ordinal`` of the document at ``path``, or None."""
+        rows = list(self.db.query(
+            "SELECT s.* FROM sentences s JOIN documents d ON d.id = s.doc_id WHERE d.path = ? AND s.ordinal = ?",
+            [path, ordinal],
+        ))
+        return rows[0] if rows else None
 
     # -- lexical ----------------------------------------------------------------------------------------------
     def passage_count(self) -> int:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sqlite_utils
 
-SCHEMA_VERSION = 1
+# 2: facets table (issue 7).
+SCHEMA_VERSION = 2
 
 # FTS5 over passages (runs of sentences), not single sentences: BM25 needs the term statistics of a
 # paragraph-sized unit, or a multi-word query whose words sit in neighbouring sentences never matches well.
@@ -59,6 +60,7 @@ def create(db: sqlite_utils.Database) -> None:
         {"id": int, "doc_id": int, "first": int, "last": int}, pk="id", if_not_exists=True
     )
     db["passages"].create_index(["doc_id"], if_not_exists=True)
+    create_facets_table(db)
     if "passages_fts" not in db.table_names():
         db.execute(f"CREATE VIRTUAL TABLE passages_fts USING fts5(text, content='', tokenize='{FTS_TOKENIZER}')")
         db.execute("CREATE VIRTUAL TABLE passages_vocab USING fts5vocab(passages_fts, 'row')")
@@ -75,3 +77,21 @@ def create_vector_table(db: sqlite_utils.Database, method: str) -> str:
     if name not in db.table_names():
         db.execute(f"CREATE TABLE [{name}] (sentence_id INTEGER PRIMARY KEY, vector BLOB NOT NULL)")
     return name
+
+
+def create_facets_table(db: sqlite_utils.Database) -> None:
+    """Facets of each sentence (``engine.facets.extract.pack``): k int8 centres with row scales, and their masses."""
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS facets (sentence_id INTEGER PRIMARY KEY, k INTEGER NOT NULL, "
+        "centres BLOB NOT NULL, scales BLOB NOT NULL, mass BLOB NOT NULL)"
+    )
+
+
+def migrate(db: sqlite_utils.Database, version: int) -> None:
+    """Bring an index made with schema ``version`` up to :data:`SCHEMA_VERSION`.
+
+    1 -> 2 adds the facets table; sentences indexed before have no facets until re-indexed, and searches compute
+    those on the fly.
+    """
+    if version < 2:
+        create_facets_table(db)

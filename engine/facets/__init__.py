@@ -1,0 +1,9 @@
+"""Multi-facet explanations (Chang et al., 2021, ``papers/multi-facet-codebook-embeddings.md``).
+
+A sentence's facets are K cluster centres of the words around it, found by non-negative sparse coding (Eq. 1) in the
+static model's word-vector space. They explain results: which query facets met which passage facets, how well the
+passage covers each query word (Eq. 7), which passage words matter (Eq. 6), and which word pairs carry the cosine.
+
+Submodules: ``nnsc`` (the solver), ``space`` (word vectors, stop words, SIF weights, labels), ``extract`` (facets of
+sentences and queries, their storage format), ``explain`` (per-result explanations and SC re-ranking).
+"""

@@ -1,0 +1,122 @@
+"""The word space facets live in: the static model's vectors, unit length, with stop words, SIF weights and labels.
+
+Facets always use the static model, whatever method ranks the index: it is small, always bundled, and its sentence
+vectors are sums of these same word vectors, which is what makes word-level explanations exact.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.embed.static import StaticEmbedder
+from engine.embed.wordtok import FIRST_WORD_ID
+from engine.search.terms import STOPWORDS, fold, words
+
+log = logging.getLogger(__name__)
+
+# The paper's stop list (Appendix C.1) beside the search stop words; contractions' tails ("s", "t") are in it.
+PAPER_STOPWORDS = frozenset(
+    """disambiguation etc t d ll s m ve a about above after again against all am an and any are aren as at be because
+    been before being below between both but by can cannot could couldn did didn do does doesn doing don down during
+    each few for from further had hadn has hasn have haven having he her here hers herself him himself his how i if in
+    into is isn it its itself let me more most mustn my myself no nor not of off on once only or other ought our ours
+    ourselves out over own same she should shouldn so some such than that the their theirs them themselves then there
+    these they this those through to too under until up very was wasn we were weren what when where which while who
+    whom why with won would wouldn you your yours yourself yourselves""".split()
+)
+FACET_STOPWORDS = PAPER_STOPWORDS | STOPWORDS
+# SIF's alpha (Arora et al. 2017), the value the paper uses (Sec. 3.3).
+SIF_ALPHA = 1e-4
+# Labels come from this many of the most frequent content words: rarer words make odd labels, and the brute-force
+# nearest-word search over them must stay within the explanation's 10 ms budget.
+LABEL_VOCABULARY = 30_000
+LABEL_WORDS = 3
+
+
+@dataclass(frozen=True)
+class Token:
+    """One word of a text as the static model sees it: vocabulary id, display form and character span."""
+
+    id: int
+    text: str
+    start: int
+    end: int
+
+
+class FacetSpace:
+    """Unit word vectors, content-word mask, SIF weights and the label vocabulary of one static model.
+
+    The model's vocabulary lists corpus words most frequent first (``engine.staticbuild.vocab``), followed by the
+    teacher's word-pieces; frequencies are not stored, so p(w) for SIF is Zipf's law on the rank, and word-pieces
+    count as the rarest words.
+    """
+
+    def __init__(self, embedder: StaticEmbedder) -> None:
+        self.embedder = embedder
+        self.tokenizer = embedder.tokenizer
+        table = embedder.table
+        norms = np.linalg.norm(table, axis=1, keepdims=True)
+        self.unit = np.divide(table, norms, out=np.zeros_like(table), where=norms > 0)
+        vocabulary = self.tokenizer.words
+        frequent = int(embedder.model.meta.get("frequent_words", len(vocabulary)))
+        frequent = min(frequent, len(vocabulary))
+        size = self.tokenizer.size
+        self.content = np.zeros(size, dtype=bool)
+        self.content[FIRST_WORD_ID:] = [w not in FACET_STOPWORDS for w in vocabulary]
+        self.content &= norms[:, 0] > 0
+        rank = np.minimum(np.arange(size) - FIRST_WORD_ID, frequent).clip(0)
+        zipf = 1.0 / ((rank + 1.0) * (math.log(max(frequent, 2)) + 0.5772))
+        self.sif = (SIF_ALPHA / (SIF_ALPHA + zipf)).astype(np.float32) * self.content
+        labelable = np.array([w.isalpha() and len(w) > 1 for w in vocabulary[:frequent]], dtype=bool)
+        candidates = FIRST_WORD_ID + np.flatnonzero(labelable & self.content[FIRST_WORD_ID : FIRST_WORD_ID + frequent])
+        self.label_ids = candidates[:LABEL_VOCABULARY]
+        self.label_vectors = np.ascontiguousarray(self.unit[self.label_ids])
+
+    @property
+    def dim(self) -> int:
+        """Width of the word vectors."""
+        return int(self.unit.shape[1])
+
+    def word(self, token_id: int) -> str:
+        """The vocabulary word of an id."""
+        return self.tokenizer.words[token_id - FIRST_WORD_ID]
+
+    def ids(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Word ids of texts exactly as the static embedder pools them: (flat ids, CSR offsets)."""
+        return self.tokenizer.encode(texts)
+
+    def tokens(self, text: str) -> list[Token]:
+        """The words of one text with character spans, for highlighting; unknown and punctuation-only words skipped.
+
+        The split is the search highlighter's (``\\w+``) and each word is folded and looked up as the static
+        tokenizer would, so the ids match what the embedder pooled for ordinary text.
+        """
+        out = []
+        for word, start, end in words(text):
+            folded = fold(word)
+            token_id = self.tokenizer.word_id(folded)
+            if token_id is None:
+                token_id = self.tokenizer.resolve_oov(folded)
+                if token_id < FIRST_WORD_ID:
+                    continue
+            out.append(Token(token_id, word, start, end))
+        return out
+
+    def labels(self, centres: np.ndarray, top: int = LABEL_WORDS) -> list[list[tuple[str, float]]]:
+        """Nearest label words (word, cosine) of each centre row, best first: how the paper shows facets (Table 1)."""
+        if centres.shape[0] == 0 or self.label_ids.size == 0:
+            return [[] for _ in range(centres.shape[0])]
+        norms = np.linalg.norm(centres, axis=1, keepdims=True)
+        unit = np.divide(centres, norms, out=np.zeros_like(centres), where=norms > 0)
+        sims = unit.astype(np.float32) @ self.label_vectors.T
+        top = min(top, sims.shape[1])
+        best = np.argpartition(-sims, top - 1, axis=1)[:, :top]
+        out = []
+        for row, picks in zip(sims, best):
+            picks = picks[np.argsort(-row[picks], kind="stable")]
+            out.append([(self.word(int(self.label_ids[p])), round(float(row[p]), 4)) for p in picks])
+        return out
