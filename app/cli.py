@@ -17,6 +17,7 @@ import click
 
 from engine import Index, IndexConfig, Mode, Progress, QuireError
 from engine.config import default_index_dir
+from engine.errors import QueryError
 from engine.ingest.readers.base import Limits
 
 EPILOG_INDEX = "Example: quire index ~/Documents/papers --json"
@@ -99,12 +100,15 @@ def _duration(seconds: float) -> str:
 @click.option("--max-size", type=float, default=Limits().max_file_bytes / 1e6, show_default=True,
               help="skip files larger than this many MB")
 @click.option("--workers", type=int, default=None, help="reader processes (default: cores - 1; 0 = none)")
+@click.option("--batch", type=click.IntRange(min=1), default=IndexConfig.batch_sentences, show_default=True,
+              help="sentences embedded and committed per transaction (lower it to save memory)")
 @_json_option
 @_handle_errors
 def index(paths: tuple[Path, ...], db: Path | None, method: str | None, ignore: tuple[str, ...], max_size: float,
-          workers: int | None, as_json: bool) -> None:
+          workers: int | None, batch: int, as_json: bool) -> None:
     """Index files and folders (re-reading only what changed); with no PATH, refresh every folder indexed before."""
-    config = IndexConfig(limits=Limits(max_file_bytes=int(max_size * 1e6)), ignore=ignore, workers=workers)
+    config = IndexConfig(limits=Limits(max_file_bytes=int(max_size * 1e6)), ignore=ignore, workers=workers,
+                         batch_sentences=batch)
     progress = _ProgressLine() if not as_json and sys.stderr.isatty() else None
     with Index(db, method=method, config=config) as idx:
         report = idx.add(list(paths), method=method, progress=progress)
@@ -136,12 +140,13 @@ def search(text: str | None, db: Path | None, k: int, mode: str, method: str | N
         raise click.UsageError("give either TEXT or --queries FILE")
     with Index(db, create=False) as idx:
         if queries is not None:
-            for line in queries.read_text(encoding="utf-8").splitlines():
-                if not line.strip():
+            for item in _read_queries(queries):
+                try:
+                    out = idx.search(item["text"], k=k, mode=mode, method=method, include_weak=include_weak).to_json()
+                except QueryError as e:
+                    # one unusable query must not cost the answers to the others
+                    click.echo(json.dumps({"id": item["id"], "error": str(e), "results": []}))
                     continue
-                item = json.loads(line)
-                response = idx.search(item["text"], k=k, mode=mode, method=method, include_weak=include_weak)
-                out = response.to_json()
                 click.echo(json.dumps({"id": item["id"], **{key: out[key] for key in ("results", "nothing_relevant")}}))
             return
         response = idx.search(text, k=k, mode=mode, method=method, include_weak=include_weak)
@@ -149,6 +154,22 @@ def search(text: str | None, db: Path | None, k: int, mode: str, method: str | N
         click.echo(json.dumps(response.to_json()))
         return
     _print_response(response)
+
+
+def _read_queries(path: Path) -> list[dict]:
+    """The {"id", "text"} objects of a JSONL query file, all checked before the first search runs."""
+    items = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError as e:
+            raise click.UsageError(f"{path}, line {number}: not JSON ({e})") from e
+        if not isinstance(item, dict) or "id" not in item or not isinstance(item.get("text"), str):
+            raise click.UsageError(f'{path}, line {number}: expected an object with "id" and "text"')
+        items.append(item)
+    return items
 
 
 def _print_response(response) -> None:
@@ -228,6 +249,38 @@ def embed(method: str, input_path: Path, output_path: Path) -> None:
     vectors = embedders.load(method).encode(lines)
     np.save(output_path, vectors.astype(np.float32))
     click.echo(f"{vectors.shape[0]:,} x {vectors.shape[1]} vectors written to {output_path}", err=True)
+
+
+@cli.command("eval", epilog="Example: quire eval --quick --methods static --baselines bm25")
+@click.option("--data", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="benchmark folder with sts/, evalrank/, retrieval/<collection>/ (default: $QUIRE_BENCH_DATA or "
+                   "../shared/data/benchmarks)")
+@click.option("--methods", default=None, help="comma-separated embedding methods (default: every method)")
+@click.option("--baselines", default="bm25,model2vec", show_default=True, help="comma-separated baselines, '' for none")
+@click.option("--collections", default=None, help="comma-separated retrieval collections (default: all; '' for none)")
+@click.option("--quick", is_flag=True, help="subsample every benchmark (a CI smoke test, not for quoting)")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="results folder (default: bench/results of the checkout)")
+@click.option("--timeout", type=float, default=3600, show_default=True, help="seconds allowed per quire subprocess")
+@_json_option
+@_handle_errors
+def eval_(data: Path | None, methods: str | None, baselines: str, collections: str | None, quick: bool,
+          out: Path | None, timeout: float, as_json: bool) -> None:
+    """Benchmark every method: STS-B, EvalRank, retrieval through the product, speed; writes latest.json/.md."""
+    from engine.eval import harness
+
+    plan = harness.Plan(
+        data=data or harness.default_data_dir(),
+        methods=harness.methods_from([m for m in (methods or "").split(",") if m]),
+        sizes=harness.QUICK if quick else harness.FULL,
+        baselines=tuple(b for b in baselines.split(",") if b),
+        collections=None if collections is None else tuple(c for c in collections.split(",") if c),
+        timeout=timeout,
+    )
+    results, json_path, md_path = harness.run_and_report(plan, out or harness.default_results_dir(),
+                                                         say=lambda line: click.echo(line, err=True))
+    click.echo(json.dumps(results) if as_json else md_path.read_text(encoding="utf-8"))
+    click.echo(f"written: {json_path}, {md_path}", err=True)
 
 
 def main() -> None:

@@ -25,6 +25,8 @@ class Found:
 
     path: Path
     problem: str | None = None
+    # "failed" for what could not be looked at, "skipped" for what is left out on purpose (a second path)
+    status: str = "failed"
 
 
 class IgnoreRules:
@@ -75,6 +77,9 @@ def _walk_dir(root: Path, folder: Path, rules: IgnoreRules, seen: set[tuple[int,
     key = (st.st_dev, st.st_ino)
     if key in seen:
         log.info("skipping %s: already visited (symbolic link loop or second path)", folder)
+        if folder.is_symlink():
+            # recorded, so that `status` says why nothing under this link was indexed
+            yield Found(folder, "symbolic link to a folder already indexed (link loop or second path)", "skipped")
         return
     seen.add(key)
     try:

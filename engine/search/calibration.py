@@ -74,7 +74,13 @@ def calibrate(store: Store, method: str, *, pairs: int = CALIBRATION_PAIRS, seed
     rng = np.random.default_rng(seed)
     a = rng.integers(0, found.size, size=pairs)
     b = rng.integers(0, found.size, size=pairs)
-    keep = a != b
+    # Two copies of one sentence (a repeated heading, the same paragraph in two files) are not a random pair: on
+    # a small index they would push the threshold to 1.0 and turn every exact match into a weak one.
+    rows = store.sentences_by_id(found.tolist())
+    hashes = np.array([rows[int(i)]["hash"] for i in found], dtype=np.int64)
+    keep = hashes[a] != hashes[b]
+    if keep.sum() < 20:
+        return None
     sims = np.einsum("ij,ij->i", vectors[a[keep]], vectors[b[keep]])
     values = np.quantile(sims, _PROBS)
     # quantiles must increase strictly for interpolation to be a function

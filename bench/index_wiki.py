@@ -1,0 +1,163 @@
+"""Index the Wikipedia corpus end to end and measure what issue 2 sets targets for.
+
+Each article of the WikiExtractor files (``<doc id= url= title=>`` ... ``</doc>``) is written as a ``.txt`` file into
+a scratch folder first, so the measurement covers the whole path a user's folder takes: walk, read, split, embed,
+write SQLite + FTS5, build the HNSW graph, calibrate. Then 200 queries (sentences drawn from the index, cut to their
+first words) measure latency, and HNSW recall@10 is checked against exact search over the stored vectors.
+
+Usage: python bench/index_wiki.py [--files N] [--corpus DIR] [--method static] [--keep DIR]
+Prints a table and writes bench/results/index_wiki.json; every number is recomputed on each run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import logging
+import platform
+import re
+import resource
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from engine import Index, IndexConfig, embed
+
+log = logging.getLogger("bench.index_wiki")
+
+DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "corpora" / "enwiki"
+RESULTS = Path(__file__).resolve().parent / "results" / "index_wiki.json"
+QUERIES = 200
+RECALL_K = 10
+QUERY_WORDS = 8
+_DOC = re.compile(r'<doc id="(\d+)"[^>]*title="([^"]*)">\n(.*?)</doc>', re.DOTALL)
+TARGETS = {"sentences_per_second": 5000, "query_p95_ms": 30, "recall_at_10": 0.95, "peak_rss_gb": 6}
+
+
+def write_articles(corpus: Path, files: int | None, folder: Path) -> tuple[int, int]:
+    """Write each article of the first ``files`` gz files as one text file; returns (articles, bytes)."""
+    sources = sorted(corpus.rglob("wiki_*.gz"))[:files]
+    if not sources:
+        raise SystemExit(f"no wiki_*.gz files under {corpus}")
+    articles = size = 0
+    for source in sources:
+        sub = folder / source.parent.name / source.stem
+        sub.mkdir(parents=True)
+        with gzip.open(source, "rt", encoding="utf-8") as handle:
+            for doc_id, _title, body in _DOC.findall(handle.read()):
+                data = body.strip().encode("utf-8")
+                (sub / f"{doc_id}.txt").write_bytes(data)
+                articles += 1
+                size += len(data)
+    return articles, size
+
+
+def peak_rss_gb() -> float:
+    """Peak resident memory of this process and its (reader) children, in GB (Linux reports kB)."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(own, children) / 1e6
+
+
+def folder_bytes(folder: Path) -> int:
+    return sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
+
+
+def sample_queries(idx: Index, n: int) -> list[str]:
+    """Sentences of the index cut to their first words: realistic length, with a known neighbourhood."""
+    ids = idx.store.random_sentence_ids(4 * n, seed=7)
+    rows = idx.store.sentences_by_id(ids.tolist())
+    texts = [" ".join(rows[int(i)]["text"].split()[:QUERY_WORDS]) for i in ids if int(i) in rows]
+    return [t for t in texts if len(t.split()) >= 4][:n]
+
+
+def latency(idx: Index, queries: list[str], mode: str) -> dict[str, float]:
+    idx.search(queries[0], mode=mode)  # warm: the graph and model are loaded once, as in the app
+    times = []
+    for q in queries:
+        started = time.perf_counter()
+        idx.search(q, k=10, mode=mode)
+        times.append((time.perf_counter() - started) * 1000)
+    return {"p50_ms": float(np.percentile(times, 50)), "p95_ms": float(np.percentile(times, 95)),
+            "mean_ms": float(np.mean(times))}
+
+
+def recall_at_k(idx: Index, queries: list[str], k: int) -> float:
+    """Share of the exact top-k (brute force over the stored vectors) that the HNSW graph returns."""
+    embedder = embed.load(idx.method)
+    graph = idx._vector_index(embedder)
+    ids, matrix = idx.store.vectors(idx.method)
+    query_vectors = embedder.encode(queries)
+    hits = 0
+    for vector in query_vectors:
+        exact = ids[np.argpartition(-(matrix @ vector), k)[:k]]
+        found, _ = graph.search(vector, k)
+        hits += len(set(exact.tolist()) & set(found.tolist()))
+    return hits / (k * len(queries))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--files", type=int, default=None, help="first N gz files (default: all)")
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--method", default="static")
+    parser.add_argument("--workers", type=int, default=None, help="reader processes (default: the engine's)")
+    parser.add_argument("--keep", type=Path, default=None, help="put the articles and index here and keep them")
+    parser.add_argument("--output", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+
+    scratch = args.keep or Path(tempfile.mkdtemp(prefix="quire-wiki-"))
+    docs, index_dir = scratch / "articles", scratch / "index"
+    for stale in (docs, index_dir):
+        shutil.rmtree(stale, ignore_errors=True)
+    try:
+        started = time.perf_counter()
+        articles, text_bytes = write_articles(args.corpus, args.files, docs)
+        log.info("wrote %d articles (%.1f MB) in %.1f s", articles, text_bytes / 1e6, time.perf_counter() - started)
+
+        with Index(index_dir, method=args.method, config=IndexConfig(workers=args.workers)) as idx:
+            started = time.perf_counter()
+            report = idx.add([docs], method=args.method)
+            wall = time.perf_counter() - started
+            status = idx.status()
+            queries = sample_queries(idx, QUERIES)
+            lat = {mode: latency(idx, queries, mode) for mode in ("hybrid", "semantic", "lexical")}
+            recall = recall_at_k(idx, queries, RECALL_K)
+        result = {
+            "files": args.files, "articles": articles, "text_mb": round(text_bytes / 1e6, 1), "method": args.method,
+            "documents": status.indexed, "sentences": status.sentences, "wall_seconds": round(wall, 2),
+            "sentences_per_second": round(status.sentences / wall, 1),
+            "mb_per_second": round(text_bytes / 1e6 / wall, 2),
+            "peak_rss_gb": round(peak_rss_gb(), 3),
+            "index_mb": round(folder_bytes(index_dir) / 1e6, 1),
+            "queries": len(queries), "latency": {m: {k: round(v, 2) for k, v in d.items()} for m, d in lat.items()},
+            "recall_at_10": round(recall, 4), "skipped": len(report.issues),
+            "machine": {"cpus": __import__("os").cpu_count(), "python": platform.python_version()},
+            "targets": TARGETS,
+        }
+    finally:
+        if args.keep is None:
+            shutil.rmtree(scratch, ignore_errors=True)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(result, indent=2) + "\n")
+    rows = [
+        ("articles / sentences", f"{result['articles']:,} / {result['sentences']:,}"),
+        ("wall time (s)", f"{result['wall_seconds']:.1f}"),
+        ("sentences/s (target >= 5000)", f"{result['sentences_per_second']:,.0f}"),
+        ("peak RSS GB (target < 6)", f"{result['peak_rss_gb']:.2f}"),
+        ("database + index MB", f"{result['index_mb']:.1f}"),
+        *((f"{m} query p50 / p95 ms", f"{d['p50_ms']:.1f} / {d['p95_ms']:.1f}") for m, d in result["latency"].items()),
+        ("HNSW recall@10 (target >= 0.95)", f"{result['recall_at_10']:.3f}"),
+    ]
+    width = max(len(name) for name, _ in rows)
+    print("\n".join(f"{name:<{width}}  {value}" for name, value in rows))
+    print(f"written to {args.output}")
+
+
+if __name__ == "__main__":
+    main()

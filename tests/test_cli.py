@@ -1,0 +1,180 @@
+"""The command-line contract that benchmarks and other tools rely on: every command's JSON, help and errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from app.cli import cli
+
+REPO = Path(__file__).resolve().parent.parent
+RIGEL = "Rigel is a blue supergiant star in the constellation of Orion."
+RESULT_KEYS = {"path", "score", "sentence", "start", "end", "page", "context", "facets"}
+
+
+def run(*args: str, env: dict | None = None) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(args), env=env)
+    return result.exit_code, result.output
+
+
+def run_json(*args: str, env: dict | None = None):
+    code, out = run(*args, "--json", env=env)
+    assert code == 0, out
+    return json.loads(out)
+
+
+@pytest.fixture
+def db(corpus: Path, tmp_path: Path) -> Path:
+    folder = tmp_path / "index"
+    run_json("index", str(corpus), "--db", str(folder), "--workers", "0")
+    return folder
+
+
+def test_index_json(corpus: Path, tmp_path: Path) -> None:
+    report = run_json("index", str(corpus), "--db", str(tmp_path / "i"), "--workers", "0")
+    assert set(report) >= {"documents", "sentences", "skipped", "seconds", "method", "unchanged", "removed"}
+    assert (report["documents"], report["skipped"], report["method"]) == (5, [], "static")
+    assert report["sentences"] > 5 and report["seconds"] >= 0
+    again = run_json("index", "--db", str(tmp_path / "i"), "--workers", "0")
+    assert (again["documents"], again["unchanged"]) == (0, 5)
+
+
+def test_index_text_output(corpus: Path, tmp_path: Path) -> None:
+    code, out = run("index", str(corpus), "--db", str(tmp_path / "i"), "--workers", "0")
+    assert code == 0 and "5 documents" in out and "[static]" in out
+
+
+def test_search_json(db: Path) -> None:
+    out = run_json("search", RIGEL, "--db", str(db), "-k", "2")
+    assert out["query"] == RIGEL and out["mode"] == "hybrid" and out["method"] == "static"
+    assert 1 <= len(out["results"]) <= 2
+    first = out["results"][0]
+    assert set(first) >= RESULT_KEYS
+    assert first["path"].endswith("rigel.txt") and first["sentence"] == RIGEL
+    assert isinstance(first["start"], int) and first["end"] > first["start"]
+    assert set(first["context"]) == {"before", "after"} and first["context"]["after"]
+    assert first["facets"] == [] or isinstance(first["facets"], list)
+    assert {"cosine", "bm25", "matched_terms", "fusion", "contributions"} <= set(first["explanation"])
+
+
+@pytest.mark.parametrize("mode", ["semantic", "lexical"])
+def test_search_modes(db: Path, mode: str) -> None:
+    out = run_json("search", "echolocation porpoises", "--db", str(db), "--mode", mode, "-k", "1")
+    assert out["mode"] == mode
+    assert out["results"][0]["path"].endswith("porpoise.md")
+    assert (out["results"][0]["similarity"] is None) == (mode == "lexical")
+
+
+def test_search_text_output(db: Path) -> None:
+    code, out = run("search", RIGEL, "--db", str(db), "-k", "1")
+    assert code == 0 and out.startswith("1. ") and "rigel.txt" in out and "similarity" in out
+
+
+def test_batch_search(db: Path, tmp_path: Path) -> None:
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(
+        json.dumps({"id": "star", "text": RIGEL}) + "\n\n"
+        + json.dumps({"id": 7, "text": "   "}) + "\n"
+        + json.dumps({"id": "pasta", "text": "spaghetti al dente"}) + "\n"
+    )
+    code, out = run("search", "--queries", str(queries), "--db", str(db), "-k", "1")
+    assert code == 0, out
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [line["id"] for line in lines] == ["star", 7, "pasta"]
+    assert lines[0]["results"][0]["path"].endswith("rigel.txt")
+    assert set(lines[0]["results"][0]) >= RESULT_KEYS
+    assert "empty" in lines[1]["error"] and lines[1]["results"] == []
+    assert lines[2]["results"][0]["path"].endswith("pasta.html")
+
+
+def test_batch_search_rejects_a_malformed_file_before_searching(db: Path, tmp_path: Path) -> None:
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(json.dumps({"id": 1, "text": RIGEL}) + "\n{not json\n")
+    code, out = run("search", "--queries", str(queries), "--db", str(db))
+    assert code == 2 and "line 2" in out and '"id": 1' not in out
+
+
+def test_search_needs_text_or_queries(db: Path) -> None:
+    code, out = run("search", "--db", str(db))
+    assert code == 2 and "--queries" in out
+
+
+def test_status_json(db: Path, corpus: Path) -> None:
+    out = run_json("status", "--db", str(db))
+    assert {"folder", "method", "fingerprint", "documents", "indexed", "skipped", "failed", "sentences", "roots",
+            "files", "bytes_on_disk"} <= set(out)
+    assert (out["documents"], out["indexed"], out["method"]) == (5, 5, "static")
+    assert out["roots"] == [str(corpus)] and out["bytes_on_disk"] > 0
+    assert {Path(f["path"]).name for f in out["files"]} >= {"rigel.txt", "pasta.html"}
+    assert all({"path", "status", "reason"} <= set(f) for f in out["files"])
+
+
+def test_status_text(db: Path) -> None:
+    code, out = run("status", "--db", str(db))
+    assert code == 0 and "5 indexed" in out and "[static]" in out
+
+
+def test_remove_json(db: Path, corpus: Path) -> None:
+    assert run_json("remove", str(corpus / "cooking"), "--db", str(db)) == {"removed": 1}
+    out = run_json("search", "spaghetti al dente", "--db", str(db), "--all")
+    assert not any(r["path"].endswith("pasta.html") for r in out["results"])
+    assert run_json("status", "--db", str(db))["documents"] == 4
+
+
+def test_embed_writes_unit_rows(tmp_path: Path) -> None:
+    texts = tmp_path / "texts.txt"
+    texts.write_text(f"{RIGEL}\nporpoises hunt fish\n\n")
+    output = tmp_path / "vectors.npy"
+    code, out = run("embed", "--input", str(texts), "--output", str(output))
+    assert code == 0, out
+    vectors = np.load(output)
+    assert vectors.dtype == np.float32 and vectors.shape[0] == 3  # the blank third line is a (zero) row too
+    assert np.allclose(np.linalg.norm(vectors[:2], axis=1), 1.0, atol=1e-5)
+    assert np.all(vectors[2] == 0)
+
+
+def test_missing_index_is_one_readable_line(tmp_path: Path) -> None:
+    for command in (["search", RIGEL], ["status"], ["remove", "x"]):
+        code, out = run(*command, "--db", str(tmp_path / "none"))
+        assert code == 1 and out.startswith("error: no index") and "quire index" in out
+
+
+def test_method_mismatch_is_an_error(db: Path) -> None:
+    code, out = run("search", RIGEL, "--db", str(db), "--method", "sbert")
+    assert code == 1 and "error:" in out and "static" in out
+
+
+def test_db_defaults_to_the_user_data_folder(corpus: Path, tmp_path: Path) -> None:
+    env = {"XDG_DATA_HOME": str(tmp_path / "data")}
+    run_json("index", str(corpus), "--workers", "0", env=env)
+    assert (tmp_path / "data" / "quire" / "index" / "index.db").is_file()
+    assert run_json("status", env=env)["documents"] == 5
+
+
+@pytest.mark.parametrize("command", sorted(cli.commands))
+def test_every_command_has_help_with_an_example(command: str) -> None:
+    code, out = run(command, "--help")
+    assert code == 0
+    assert cli.commands[command].help, command
+    assert "Example: quire " in out, command
+
+
+def test_group_help_lists_every_command() -> None:
+    code, out = run("--help")
+    assert code == 0 and "Example:" in out
+    assert all(name in out for name in cli.commands)
+
+
+def test_python_dash_m_works(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "app.cli", "status", "--db", str(tmp_path / "none")],
+                          cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and done.stderr.startswith("error: no index")
+    done = subprocess.run([sys.executable, "-m", "app.cli", "--version"], cwd=REPO, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0 and "quire" in done.stdout

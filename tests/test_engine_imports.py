@@ -1,0 +1,85 @@
+"""The import-direction rule (STYLE.md, practice 3 and 6), checked in a fresh interpreter so it cannot rot.
+
+``engine`` must import with PySide6 unavailable and without importing click itself, and the static path (import, load the model, index a
+folder, search it) must never import torch: start-up time and the app's footprint depend on it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Runs in a child interpreter: a meta-path finder refuses the blocked packages before anything is imported.
+_PROBE = textwrap.dedent(
+    """
+    import json, sys
+    from importlib.abc import MetaPathFinder
+
+    # PySide6 and torch are refused to everyone. click is refused to quire's own engine modules only:
+    # sqlite-utils (a dependency of the store) imports click for its plugin hooks, which is not ours to change.
+    # Once click is in sys.modules no finder is asked again, so the static test below covers click as well.
+    BLOCKED = ("PySide6", "torch")
+    ENGINE_ONLY = ("click",)
+
+    def importer():
+        frame = sys._getframe(2)
+        while frame is not None and frame.f_code.co_filename.startswith("<frozen"):
+            frame = frame.f_back
+        return frame.f_globals.get("__name__", "") if frame is not None else ""
+
+    class Block(MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            top = name.split(".")[0]
+            who = importer()
+            if top in BLOCKED or (top in ENGINE_ONLY and who.split(".")[0] == "engine"):
+                raise ImportError(f"{name} (imported by {who}) is blocked by test_engine_imports")
+            return None
+
+    sys.meta_path.insert(0, Block())
+    folder, index_dir = sys.argv[1], sys.argv[2]
+
+    import engine
+    from engine import Index, IndexConfig, embed
+
+    embedder = embed.load("static")
+    with Index(index_dir, config=IndexConfig(workers=0)) as idx:
+        report = idx.add([folder])
+        response = idx.search("blue supergiant star in Orion", k=3)
+    print(json.dumps({
+        "documents": report.documents,
+        "results": [r.path for r in response.results],
+        "loaded": sorted(m for m in sys.modules if m.split(".")[0] in BLOCKED),
+        "dim": embedder.dim,
+    }))
+    """
+)
+
+
+def test_engine_imports_without_qt_click_or_torch(corpus: Path, index_dir: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, str(corpus), str(index_dir)],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["loaded"] == []
+    assert out["documents"] == 5
+    assert out["results"] and out["results"][0].endswith("rigel.txt")
+    assert out["dim"] > 0
+
+
+def test_engine_modules_name_no_ui_toolkit() -> None:
+    """A static check as well, so a lazy import inside a function body cannot slip past the runtime probe."""
+    banned = re.compile(r"^\s*(?:from|import)\s+(?:click|PySide6|app)\b", re.MULTILINE)
+    offenders = [
+        f"{path.relative_to(REPO)}: {match.group().strip()}"
+        for path in sorted((REPO / "engine").rglob("*.py"))
+        for match in banned.finditer(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []

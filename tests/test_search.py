@@ -1,0 +1,64 @@
+"""Query handling of the searcher on a real index: limits, long queries, words the model does not know."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine import Index, IndexConfig
+from engine.errors import QueryError
+from engine.search.searcher import MAX_QUERY_CHARS
+
+RIGEL = "Rigel is a blue supergiant star in the constellation of Orion."
+
+
+@pytest.fixture
+def idx(corpus: Path, index_dir: Path):
+    with Index(index_dir, config=IndexConfig(workers=0)) as index:
+        index.add([corpus])
+        yield index
+
+
+@pytest.mark.parametrize("query", ["", "  \n ", "x" * (MAX_QUERY_CHARS + 1)])
+def test_unusable_query_raises_query_error(idx: Index, query: str) -> None:
+    with pytest.raises(QueryError):
+        idx.search(query)
+
+
+def test_k_must_be_positive(idx: Index) -> None:
+    with pytest.raises(QueryError, match="k must be"):
+        idx.search(RIGEL, k=0)
+
+
+def test_query_at_the_limit_is_accepted(idx: Index) -> None:
+    idx.search(("porpoises hunt fish. " * MAX_QUERY_CHARS)[:MAX_QUERY_CHARS])
+
+
+def test_pasted_passage_is_searched_sentence_by_sentence(idx: Index) -> None:
+    passage = " ".join([RIGEL, "Astronomers measure its distance with parallax from space telescopes."] * 4)
+    response = idx.search(passage, k=1, mode="semantic")
+    assert Path(response.results[0].path).name == "rigel.txt"
+    assert response.results[0].similarity > 0.5
+
+
+def test_a_query_without_words_leaves_a_note(idx: Index) -> None:
+    response = idx.search("!!! ???", mode="semantic", include_weak=True)
+    assert response.results == () and response.nothing_relevant
+    assert any("no word of the query" in note for note in response.notes)
+
+
+def test_lexical_results_carry_no_cosine_and_highlight_the_words(idx: Index) -> None:
+    best = idx.search("echolocation squid", k=1, mode="lexical").results[0]
+    assert Path(best.path).name == "porpoise.md" and best.similarity is None
+    marked = {best.sentence[h.start : h.end].lower() for h in best.highlights}
+    assert marked == {"echolocation", "squid"}
+    assert best.explanation.term_coverage == pytest.approx(1.0)
+
+
+def test_context_surrounds_the_best_sentence(idx: Index) -> None:
+    sentence = "They use echolocation to hunt fish and squid in murky coastal water."
+    best = idx.search(sentence, k=1, mode="semantic").results[0]
+    assert best.sentence == sentence
+    assert best.context_before[-1] == "Porpoises are small toothed whales that live in the ocean."
+    assert best.context_after == ("Fishing nets kill thousands of harbour porpoises every year.",)
