@@ -38,10 +38,13 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--vocab-size", type=int, default=80_000, help="frequent corpus words kept (paper: 150k)")
     parser.add_argument("--contexts", type=int, default=100, help="N, sentences per word (Sec. 3.1)")
     parser.add_argument("--max-sentences", type=int, default=400_000, help="budget of sentences the teacher encodes")
+    parser.add_argument("--extract-minutes", type=float, default=None,
+                        help="stop the teacher pass after this long and use the sentences encoded so far")
     parser.add_argument("--dim", type=int, default=256, help="d', dimensions kept by the PCA (Sec. 3.2)")
     parser.add_argument("--pca-sentences", type=int, default=100_000, help="M, sentences for the PCA (Sec. 3.2)")
     parser.add_argument("--valid-sentences", type=int, default=4096, help="held out for early stopping")
     parser.add_argument("--max-steps", type=int, default=30_000, help="distillation steps (Sec. 4.1)")
+    parser.add_argument("--distill-minutes", type=float, default=None, help="stop distillation after this long")
     parser.add_argument("--variants", default="full", help=f"comma-separated, of {', '.join(VARIANTS)}")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device", default="cpu")
@@ -78,15 +81,24 @@ def _word_vectors(args: argparse.Namespace, teacher: Teacher, tok: WordTokenizer
     path = args.work / f"E_{kind}.npy"
     if not path.exists():
         if kind == "context":
-            ext = extract.run_extraction(sel, teacher, tok.size, args.work / "extract.npz")
+            ext = extract.run_extraction(
+                sel, teacher, tok.size, args.work / "extract.npz",
+                budget_seconds=args.extract_minutes * 60 if args.extract_minutes else None,
+            )
             vectors = extract.word_vectors(ext, teacher, tok.words)
             np.save(args.work / "teacher_sentences.npy", ext.sentences)
             np.save(args.work / "context_counts.npy", ext.counts)
+            np.save(args.work / "encoded.npy", ext.done)
         else:
             vectors = np.zeros((tok.size, teacher.dim), dtype=np.float32)
             vectors[FIRST_WORD_ID:] = teacher.context_free(tok.words)
         np.save(path, vectors)
     return np.load(path)
+
+
+def _encoded(args: argparse.Namespace, n_texts: int) -> np.ndarray:
+    path = args.work / "encoded.npy"
+    return np.load(path) if path.exists() else np.ones(n_texts, dtype=bool)
 
 
 def _split(sel: extract.Selection, lengths: np.ndarray, n_valid: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -107,16 +119,22 @@ def build_variant(args: argparse.Namespace, variant: str, teacher: Teacher, tok:
     info: dict = {"variant": variant}
     if variant != "no-pca":
         sample = pca.pca_sample(sel.word_ids, sel.offsets, limit=args.pca_sentences, seed=args.seed)
+        sample = sample[_encoded(args, len(sel.texts))[sample]]  # M sentences "from those used in Sec. 3.1"
         drop = 0 if variant == "no-abtt" else pca.abtt_drop(vectors.shape[1])
         mean, components = pca.fit_sentence_pca(vectors, tok, [sel.texts[i] for i in sample], out_dim=args.dim, drop=drop)
         vectors = pca.fold(vectors, mean, components)
         info.update(pca_sentences=int(sample.size), abtt_dropped=drop)
     if variant != "no-distill":
         flat, offsets = tok.encode(sel.texts)
-        train, valid = _split(sel, np.diff(offsets), args.valid_sentences, args.seed)
+        # only sentences the teacher encoded have a target (all of them unless --extract-minutes cut the pass)
+        lengths = np.diff(offsets) * _encoded(args, len(sel.texts))
+        train, valid = _split(sel, lengths, args.valid_sentences, args.seed)
         teacher_emb = np.load(args.work / "teacher_sentences.npy", mmap_mode="r")
         vectors, log_ = distill.distill(
-            vectors, flat, offsets, teacher_emb, train, valid, distill.DistillConfig(max_steps=args.max_steps, seed=args.seed)
+            vectors, flat, offsets, teacher_emb, train, valid, distill.DistillConfig(
+                max_steps=args.max_steps, seed=args.seed,
+                max_seconds=args.distill_minutes * 60 if args.distill_minutes else None,
+            ),
         )
         info.update(distill_steps=log_["steps"], best_valid_loss=log_["best_valid_loss"],
                     train_sentences=int(train.size), valid_sentences=int(valid.size))
@@ -138,7 +156,8 @@ def _provenance(args: argparse.Namespace, tok: WordTokenizer, sel) -> dict:
         "corpus": [str(c) for c in args.corpus],
         "corpus_files": len(corpus.corpus_files(args.corpus)),
         "sentences_scanned": sel.scanned,
-        "sentences_encoded": len(sel.texts),
+        "sentences_selected": len(sel.texts),
+        "sentences_encoded": int(_encoded(args, len(sel.texts)).sum()),
         "contexts_per_word_max": args.contexts,
         "contexts_per_word_median": float(np.median(counts)) if counts is not None else None,
         "vocabulary_size": len(tok.words),

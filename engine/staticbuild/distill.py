@@ -10,6 +10,7 @@ improvement (authors' code, see NOTES).
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +32,8 @@ class DistillConfig:
     patience: int = 5
     clip: float = 5.0
     seed: int = 0
+    # Wall-clock cap (not in the paper): a CPU-only build on a shared machine must end within a working session.
+    max_seconds: float | None = None
 
 
 def similarity_loss(student: torch.Tensor, teacher: torch.Tensor, tau: float) -> torch.Tensor:
@@ -96,6 +99,7 @@ def distill(
     order = rng.permutation(train_rows)
     cursor = 0
     step = 0
+    started = time.monotonic()
     for step in range(1, config.max_steps + 1):
         if cursor + config.batch_size > order.size:
             order = rng.permutation(train_rows)
@@ -118,6 +122,9 @@ def distill(
                 if bad >= config.patience:
                     log.info("distillation: early stop at step %d (best validation loss %.4f)", step, best)
                     break
+            if config.max_seconds is not None and time.monotonic() - started > config.max_seconds:
+                log.info("distillation: time budget spent at step %d (best validation loss %.4f)", step, best)
+                break
             if step % (config.validate_every * 25) == 0:
                 log.info("distillation: step %d, validation loss %.4f (best %.4f)", step, current, best)
     return best_weights.numpy(), {"steps": step, "best_valid_loss": best, "history": history}
