@@ -1,0 +1,130 @@
+"""Paints one result row: title, score number and bar, path and page, the passage with marked words, facet chips.
+
+Colours come from the widget's palette (light or dark, whatever the system uses); the mark colour is the palette's
+highlight blended into the base colour, so it reads on both.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette, QTextDocument
+from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
+
+from app.gui.results_model import Role
+
+PAD = 10
+BAR_WIDTH = 64
+BAR_HEIGHT = 6
+PASSAGE_LINES = 2
+CHIP_PAD = 6
+
+
+def blend(a: QColor, b: QColor, share_of_a: float) -> QColor:
+    """``a`` mixed into ``b``."""
+    s = share_of_a
+    return QColor.fromRgbF(a.redF() * s + b.redF() * (1 - s), a.greenF() * s + b.greenF() * (1 - s),
+                           a.blueF() * s + b.blueF() * (1 - s))
+
+
+def mark_css(palette: QPalette) -> str:
+    """CSS for ``<mark>``: a soft tint of the highlight colour, bold, readable in light and dark palettes."""
+    tint = blend(palette.color(QPalette.ColorRole.Highlight), palette.color(QPalette.ColorRole.Base), 0.35)
+    return f"mark {{ background-color: {tint.name()}; color: {palette.color(QPalette.ColorRole.Text).name()}; font-weight: 600; }}"
+
+
+class ResultDelegate(QStyledItemDelegate):
+    """Draws :class:`app.gui.results_model.ResultsModel` rows without any per-row widgets."""
+
+    def _fonts(self, option: QStyleOptionViewItem) -> tuple[QFont, QFont]:
+        title = QFont(option.font)
+        title.setBold(True)
+        title.setPointSizeF(option.font.pointSizeF() * 1.08)
+        small = QFont(option.font)
+        small.setPointSizeF(option.font.pointSizeF() * 0.9)
+        return title, small
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
+        title, small = self._fonts(option)
+        height = (PAD * 2 + QFontMetrics(title).height() + QFontMetrics(small).height() + 6
+                  + QFontMetrics(option.font).lineSpacing() * PASSAGE_LINES + 8)
+        if index.data(Role.FACETS):
+            height += QFontMetrics(small).height() + 8
+        return QSize(option.rect.width() or 400, height)
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
+        self.initStyleOption(option, index)
+        painter.save()
+        style = option.widget.style() if option.widget else None
+        option.text = ""
+        if style:  # background, selection and focus in the platform's look
+            style.drawControl(QStyle.ControlElement.CE_ItemViewItem, option, painter, option.widget)
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        palette = option.palette
+        text_color = palette.color(QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text)
+        muted = blend(text_color, palette.color(QPalette.ColorRole.Highlight if selected else QPalette.ColorRole.Base), 0.6)
+        title_font, small_font = self._fonts(option)
+        rect = option.rect.adjusted(PAD, PAD, -PAD, -PAD)
+        y = rect.top()
+
+        # score number and bar, right-aligned on the title line
+        title_h = QFontMetrics(title_font).height()
+        score_text = index.data(Role.SCORE_TEXT) or ""
+        painter.setFont(small_font)
+        score_w = QFontMetrics(small_font).horizontalAdvance("0.00") + 6
+        bar = QRectF(rect.right() - BAR_WIDTH, y + (title_h - BAR_HEIGHT) / 2, BAR_WIDTH, BAR_HEIGHT)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(blend(muted, palette.color(QPalette.ColorRole.Base), 0.35))
+        painter.drawRoundedRect(bar, 3, 3)
+        fill = QRectF(bar)
+        fill.setWidth(bar.width() * float(index.data(Role.SCORE_FRACTION) or 0.0))
+        painter.setBrush(text_color if selected else palette.color(QPalette.ColorRole.Highlight))
+        painter.drawRoundedRect(fill, 3, 3)
+        painter.setPen(text_color)
+        painter.drawText(QRectF(bar.left() - score_w - 4, y, score_w, title_h),
+                         Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, score_text)
+
+        # title and location
+        painter.setFont(title_font)
+        title_w = int(bar.left() - score_w - 12 - rect.left())
+        title = QFontMetrics(title_font).elidedText(index.data(Role.TITLE) or "", Qt.TextElideMode.ElideRight, title_w)
+        painter.drawText(QRectF(rect.left(), y, title_w, title_h), Qt.AlignmentFlag.AlignVCenter, title)
+        y += title_h + 2
+        painter.setFont(small_font)
+        painter.setPen(muted)
+        small_h = QFontMetrics(small_font).height()
+        location = QFontMetrics(small_font).elidedText(index.data(Role.LOCATION) or "", Qt.TextElideMode.ElideMiddle,
+                                                        rect.width())
+        painter.drawText(QRectF(rect.left(), y, rect.width(), small_h), Qt.AlignmentFlag.AlignVCenter, location)
+        y += small_h + 4
+
+        # passage with marked words, clipped to PASSAGE_LINES lines
+        doc = QTextDocument()
+        doc.setDefaultFont(option.font)
+        doc.setDocumentMargin(0)
+        doc.setDefaultStyleSheet(f"body {{ color: {text_color.name()}; }} " + mark_css(palette))
+        doc.setHtml(f"<body>{index.data(Role.PASSAGE_HTML) or ''}</body>")
+        doc.setTextWidth(rect.width())
+        passage_h = QFontMetrics(option.font).lineSpacing() * PASSAGE_LINES
+        painter.save()
+        painter.translate(rect.left(), y)
+        doc.drawContents(painter, QRectF(0, 0, rect.width(), passage_h))
+        painter.restore()
+        y += passage_h + 8
+
+        # facet chips
+        x = rect.left()
+        fm = QFontMetrics(small_font)
+        for label in index.data(Role.FACETS) or []:
+            w = fm.horizontalAdvance(label) + 2 * CHIP_PAD
+            if x + w > rect.right():
+                break
+            chip = QRectF(x, y, w, fm.height() + 2)
+            painter.setPen(Qt.PenStyle.NoPen)
+            chip_bg = (blend(text_color, palette.color(QPalette.ColorRole.Highlight), 0.22) if selected
+                       else blend(palette.color(QPalette.ColorRole.Highlight), palette.color(QPalette.ColorRole.Base), 0.2))
+            painter.setBrush(chip_bg)
+            painter.drawRoundedRect(chip, chip.height() / 2, chip.height() / 2)
+            painter.setPen(text_color)
+            painter.drawText(chip, Qt.AlignmentFlag.AlignCenter, label)
+            x += w + 6
+        painter.restore()

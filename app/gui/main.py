@@ -1,0 +1,181 @@
+"""``quire-app``: start the window, or with ``--selftest DIR`` prove that a packaged build works end to end.
+
+Nothing here imports torch: the static method is the default and GPU methods load only when an index uses them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+STARTED = time.perf_counter()
+# The self-test waits this long at most for indexing a small folder and one query.
+SELFTEST_TIMEOUT_S = 600
+
+log = logging.getLogger(__name__)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="quire-app", description="quire desktop app: drop a folder, search it.",
+                                epilog="Example: quire-app --selftest ~/Documents/papers")
+    p.add_argument("--index", type=Path, default=None, help="index folder (default: the user data folder)")
+    p.add_argument("--selftest", type=Path, metavar="DIR",
+                   help="index DIR into a temporary index, search it, print the top result and exit")
+    p.add_argument("--query", help="with --selftest: the query (default: the title of an indexed document)")
+    p.add_argument("--screenshot", type=Path, help="with --selftest: save a PNG of the window showing the results")
+    p.add_argument("--startup-probe", action="store_true", help=argparse.SUPPRESS)  # bench/gui_latency.py
+    p.add_argument("--debug", action="store_true", help="debug logging")
+    return p
+
+
+def _application():
+    from PySide6.QtCore import Qt, qInstallMessageHandler
+    from PySide6.QtGui import QGuiApplication
+    from PySide6.QtWidgets import QApplication
+
+    from app.gui.settings import APPLICATION, ORGANISATION
+
+    # fractional scale factors (150 %) render at their true size instead of being rounded to 1x or 2x
+    QGuiApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setOrganizationName(ORGANISATION)
+    app.setApplicationName(APPLICATION)
+    app.setApplicationDisplayName("quire")
+    app.setDesktopFileName("quire")
+    qInstallMessageHandler(_qt_message)
+    return app
+
+
+def _qt_message(kind, _context, message: str) -> None:
+    """Qt's own warnings go to the log (the offscreen platform is chatty about window hints it cannot honour)."""
+    from PySide6.QtCore import QtMsgType
+
+    level = logging.ERROR if kind in (QtMsgType.QtCriticalMsg, QtMsgType.QtFatalMsg) else logging.DEBUG
+    logging.getLogger("qt").log(level, "%s", message)
+
+
+def _install_excepthook() -> None:
+    """An unexpected error shows a readable message box instead of killing the app with a traceback."""
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    from app.gui.errors import describe
+
+    def hook(kind, value, tb) -> None:
+        if issubclass(kind, KeyboardInterrupt):
+            QApplication.quit()
+            return
+        message = describe(value)
+        QMessageBox.warning(QApplication.activeWindow(), "quire", message)
+
+    sys.excepthook = hook
+
+
+def _wait(signal, timeout_s: float, until=lambda *_: True):
+    """Run the event loop until ``signal`` fires with arguments accepted by ``until``; returns them (None: timeout)."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    loop, got = QEventLoop(), []
+
+    def on(*args) -> None:
+        if until(*args):
+            got.append(args)
+            loop.quit()
+
+    signal.connect(on)
+    QTimer.singleShot(int(timeout_s * 1000), loop.quit)
+    loop.exec()
+    signal.disconnect(on)
+    return got[0] if got else None
+
+
+def _sample_query(path: str) -> str:
+    """A sentence of an indexed document (the longest of its first ten), so the self-test has a known answer."""
+    from engine.ingest.extract import extract
+    from engine.ingest.readers.base import Limits
+
+    document = extract(path, Limits()).document
+    if document is None:
+        return Path(path).stem
+    return max((s.text for s in document.sentences[:10]), key=len)
+
+
+def selftest(folder: Path, query: str | None, screenshot: Path | None) -> int:
+    """Index ``folder`` into a temporary index through the real window and workers, search, print the top result."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QSettings
+
+    from app.gui import settings as S
+    from app.gui.settings import Settings
+    from app.gui.window import MainWindow
+
+    if not folder.exists():
+        print(f"selftest: {folder} does not exist", file=sys.stderr)
+        return 2
+    app = _application()
+    with tempfile.TemporaryDirectory(prefix="quire-selftest-") as tmp:
+        settings = Settings(QSettings(str(Path(tmp) / "settings.ini"), QSettings.Format.IniFormat))
+        settings.set(S.WATCH_NEW, False)
+        window = MainWindow(Path(tmp) / "index", settings)
+        window.show()
+        errors: list[str] = []
+        window.controller.error.connect(errors.append)
+        window.add_paths([str(folder)])
+        status = _wait(window.controller.status_ready, SELFTEST_TIMEOUT_S,
+                       until=lambda s: s is not None and not window.controller.busy)
+        indexed = [f for f in status[0].files if f["status"] == "indexed"] if status else []
+        if not indexed:
+            print(f"selftest: nothing indexed from {folder}" + (f": {errors[-1]}" if errors else ""), file=sys.stderr)
+            window.close()
+            return 1
+        text = query or _sample_query(indexed[0]["path"])
+        window.search_box.setText(text)
+        answer = _wait(window.results_shown, 60)
+        top = answer[0].results[0] if answer and answer[0].results else None
+        if screenshot is not None:
+            app.processEvents()
+            window.grab().save(str(screenshot))
+        window.close()
+    if top is None:
+        print(f"selftest: no result for {text!r}", file=sys.stderr)
+        return 1
+    sim = f"{top.similarity:.3f}" if top.similarity is not None else "n/a"
+    print(f"query: {text}\ntop result: {top.path}\nsimilarity: {sim}\npassage: {top.sentence}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console entry point of ``quire-app``."""
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    if args.selftest is not None:
+        code = selftest(args.selftest, args.query, args.screenshot)
+        sys.exit(code) if argv is None else None
+        return code
+    from PySide6.QtCore import QTimer
+
+    from app.gui.window import MainWindow
+
+    app = _application()
+    _install_excepthook()
+    window = MainWindow(args.index)
+    window.show()
+    if args.startup_probe:
+        # the first turn of the event loop after show(): the window is painted and takes input; then the engine
+        # finishes loading on its thread and searches can be answered
+        QTimer.singleShot(0, lambda: print(f"ready {time.perf_counter() - STARTED:.3f}", flush=True))
+        window.controller.ready.connect(
+            lambda _: (print(f"engine {time.perf_counter() - STARTED:.3f}", flush=True), window.close()))
+    code = app.exec()
+    if argv is None:
+        sys.exit(code)
+    return code
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""Search results as a Qt list model with custom roles; the delegate and the preview read rows only through these."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Sequence
+from enum import IntEnum
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
+
+if TYPE_CHECKING:
+    from engine import SearchResponse, SearchResult
+
+
+class Role(IntEnum):
+    """Custom data roles of :class:`ResultsModel`."""
+
+    RESULT = Qt.ItemDataRole.UserRole + 1  # the engine's SearchResult
+    TITLE = Qt.ItemDataRole.UserRole + 2
+    SCORE_TEXT = Qt.ItemDataRole.UserRole + 3  # the number shown beside the bar
+    SCORE_FRACTION = Qt.ItemDataRole.UserRole + 4  # bar length in [0, 1]
+    PASSAGE_HTML = Qt.ItemDataRole.UserRole + 5  # best sentence, query words marked with <mark>
+    FACETS = Qt.ItemDataRole.UserRole + 6  # labels of the facets that matched
+    LOCATION = Qt.ItemDataRole.UserRole + 7  # path and page
+
+
+def facet_labels(facets: Iterable[object]) -> list[str]:
+    """Distinct labels of facets given as dicts with a "label" key or objects with a ``label`` attribute."""
+    labels = (facet.get("label") if isinstance(facet, dict) else getattr(facet, "label", None) for facet in facets)
+    return list(dict.fromkeys(str(label) for label in labels if label))
+
+
+def highlight_html(text: str, highlights: Sequence) -> str:
+    """``text`` HTML-escaped, with each highlight span wrapped in ``<mark>`` (overlaps merged)."""
+    out, last = [], 0
+    for h in sorted(highlights, key=lambda h: h.start):
+        start = max(h.start, last)
+        if start >= h.end:
+            continue
+        out += [html.escape(text[last:start]), "<mark>", html.escape(text[start : h.end]), "</mark>"]
+        last = h.end
+    return "".join(out) + html.escape(text[last:])
+
+
+def score_display(result: SearchResult, top_score: float) -> tuple[str, float]:
+    """The number and bar length for one result: cosine similarity when known, else the share of the top score."""
+    if result.similarity is not None:
+        return f"{result.similarity:.2f}", min(1.0, max(0.0, result.similarity))
+    fraction = result.score / top_score if top_score > 0 else 0.0
+    return f"{result.score:.2f}", min(1.0, max(0.0, fraction))
+
+
+class ResultsModel(QAbstractListModel):
+    """Rows of one :class:`engine.SearchResponse`; replaced wholesale when a new answer arrives."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self._results: tuple[SearchResult, ...] = ()
+        self._top = 0.0
+        self.response: SearchResponse | None = None
+
+    def set_response(self, response: SearchResponse | None) -> None:
+        """Show ``response`` (None clears the list)."""
+        self.beginResetModel()
+        self.response = response
+        self._results = response.results if response else ()
+        self._top = max((r.score for r in self._results), default=0.0)
+        self.endResetModel()
+
+    def result(self, row: int) -> SearchResult | None:
+        """The result at ``row``, if any."""
+        return self._results[row] if 0 <= row < len(self._results) else None
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008 - Qt API
+        return 0 if parent.isValid() else len(self._results)
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+        result = self.result(index.row()) if index.isValid() else None
+        if result is None:
+            return None
+        title = result.title or Path(result.path).name
+        if role in (Qt.ItemDataRole.DisplayRole, Role.TITLE):
+            return title
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return result.path
+        if role == Role.RESULT:
+            return result
+        if role == Role.SCORE_TEXT:
+            return score_display(result, self._top)[0]
+        if role == Role.SCORE_FRACTION:
+            return score_display(result, self._top)[1]
+        if role == Role.PASSAGE_HTML:
+            return highlight_html(result.sentence, result.highlights)
+        if role == Role.FACETS:
+            return facet_labels(result.facets)
+        if role == Role.LOCATION:
+            return result.path + (f"  ·  p. {result.page}" if result.page else "")
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            return f"{title}, similarity {score_display(result, self._top)[0]}: {result.sentence}"
+        return None

@@ -1,0 +1,461 @@
+"""The main window: search field, results list and preview, indexed folders, and the indexing bar.
+
+Widgets only display and forward: every engine call goes through :class:`app.gui.controller.Controller`.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import (
+    QComboBox, QFileDialog, QHBoxLayout, QLabel, QListView, QMainWindow, QMenu, QMessageBox, QProgressBar,
+    QPushButton, QSplitter, QStackedWidget, QVBoxLayout, QWidget,
+)
+
+from app.gui import desktop
+from app.gui import settings as S
+from app.gui.controller import Controller, IndexState
+from app.gui.delegate import ResultDelegate
+from app.gui.folders import FileReport, FoldersPanel
+from app.gui.preview import PreviewPane
+from app.gui.results_model import ResultsModel, Role
+from app.gui.search_box import SearchBox
+from app.gui.settings import Settings
+from app.gui.settings_dialog import MODE_LABELS, SettingsDialog
+from app.gui.watcher import FolderWatcher
+if TYPE_CHECKING:  # the engine loads on the worker threads, after the window is up
+    from engine import Progress, SearchResponse, SearchResult
+
+log = logging.getLogger(__name__)
+
+# Typing pause before a search starts: short enough that results feel live (the benchmark's 100 ms budget
+# includes it), long enough that a burst of keystrokes becomes one query.
+DEBOUNCE_MS = 40
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s"
+
+
+def progress_text(p: Progress) -> str:
+    """"reading 12 / 40 files · 1,234 sentences · about 5 s left"."""
+    files = f"{p.files_done:,} / {p.files_total:,} files" if p.files_total else "looking for files"
+    eta = f" · about {_duration(p.eta_seconds)} left" if p.eta_seconds else ""
+    return f"{p.phase} {files} · {p.sentences:,} sentences{eta}"
+
+
+class MainWindow(QMainWindow):
+    """quire's window. ``index_dir``: the index folder (None: the user data folder); ``settings``: preferences."""
+
+    results_shown = Signal(object)  # SearchResponse, after the list was updated (tests and benchmarks wait on it)
+
+    def __init__(self, index_dir: Path | None = None, settings: Settings | None = None) -> None:
+        super().__init__()
+        self.settings = settings or Settings()
+        self.setWindowTitle("quire")
+        self.setAcceptDrops(True)
+        self.controller = Controller(index_dir, self.settings, self)
+        self.watcher = FolderWatcher(self)
+        self._last_query = ""
+        self._status = None
+        self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
+        self._debounce.timeout.connect(self._search_now)
+        self._build()
+        self._connect()
+        self._restore()
+        QTimer.singleShot(0, self.controller.start)  # first turn of the event loop: after the window is shown
+        self.watcher.watch(self.settings.get(S.WATCHED))
+        if self.controller.state is IndexState.PAUSED:
+            self._set_indexing_ui(IndexState.PAUSED.value)
+
+    # -- layout -----------------------------------------------------------------------------------------------
+    def _build(self) -> None:
+        self.search_box = SearchBox()
+        self.search_box.setPlaceholderText("Search your documents by meaning or by words   (Ctrl+K)")
+        self.search_box.setClearButtonEnabled(True)
+        self.search_box.setAccessibleName("Search")
+        font = self.search_box.font()
+        font.setPointSizeF(font.pointSizeF() * 1.25)
+        self.search_box.setFont(font)
+        self.search_box.setMinimumHeight(self.search_box.sizeHint().height() + 8)
+        self.mode_box = QComboBox()
+        for mode, label in MODE_LABELS.items():
+            self.mode_box.addItem(label, mode)
+        self.mode_box.setCurrentIndex(max(0, self.mode_box.findData(self.settings.get(S.SEARCH_MODE))))
+        self.mode_box.setToolTip("Search mode")
+        add_button = QPushButton("Add Folder…")
+        add_button.setToolTip("Index a folder (Ctrl+O); you can also drop folders or files on the window")
+        add_button.clicked.connect(self.add_folder_dialog)
+        top = QHBoxLayout()
+        top.addWidget(self.search_box, 1)
+        top.addWidget(self.mode_box)
+        top.addWidget(add_button)
+
+        self.banner = QLabel()
+        self.banner.setWordWrap(True)
+        self.banner.setVisible(False)
+        self.banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        self.model = ResultsModel(self)
+        self.results = QListView()
+        self.results.setModel(self.model)
+        self.results.setItemDelegate(ResultDelegate(self.results))
+        self.results.setUniformItemSizes(False)
+        self.results.setVerticalScrollMode(QListView.ScrollMode.ScrollPerPixel)
+        self.results.setAccessibleName("Results")
+        self.results.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.results.installEventFilter(self)
+        self.empty = QLabel()
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setWordWrap(True)
+        self.results_stack = QStackedWidget()
+        self.results_stack.addWidget(self.results)
+        self.results_stack.addWidget(self.empty)
+        self._show_empty("Type to search.\nDrop folders or files here to index them (Ctrl+O).")
+
+        self.preview = PreviewPane()
+        self.folders = FoldersPanel()
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(self.folders)
+        self.splitter.addWidget(self.results_stack)
+        self.splitter.addWidget(self.preview)
+        self.splitter.setStretchFactor(0, 1)
+        self.splitter.setStretchFactor(1, 4)
+        self.splitter.setStretchFactor(2, 3)
+        self.splitter.setSizes([220, 620, 460])
+
+        self.progress = QProgressBar()
+        self.progress_label = QLabel()
+        self.pause_button = QPushButton("Pause")
+        self.cancel_button = QPushButton("Cancel")
+        bar = QHBoxLayout()
+        bar.addWidget(self.progress_label)
+        bar.addWidget(self.progress, 1)
+        bar.addWidget(self.pause_button)
+        bar.addWidget(self.cancel_button)
+        self.index_bar = QWidget()
+        self.index_bar.setLayout(bar)
+        self.index_bar.setVisible(False)
+
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        layout.addLayout(top)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.splitter, 1)
+        layout.addWidget(self.index_bar)
+        self.setCentralWidget(central)
+        self.summary = QLabel()
+        self.statusBar().addPermanentWidget(self.summary)
+        self.resize(1300, 800)
+        self.search_box.setFocus()
+        self._actions()
+
+    def _actions(self) -> None:
+        def action(text: str, keys: list[str], slot, context=Qt.ShortcutContext.WindowShortcut) -> QAction:
+            a = QAction(text, self)
+            a.setShortcuts([QKeySequence(k) for k in keys])
+            a.setShortcutContext(context)
+            a.triggered.connect(slot)
+            self.addAction(a)
+            return a
+
+        self.focus_action = action("Focus search", ["Ctrl+K", "/"], self.focus_search)
+        self.open_folder_action = action("Add Folder…", ["Ctrl+O"], self.add_folder_dialog)
+        self.settings_action = action("Settings…", ["Ctrl+,"], self.open_settings)
+        self.more_like_action = action("More like this", ["Ctrl+M"], self.more_like_this)
+        self.breakdown_action = action("Score breakdown", ["Ctrl+B"], self.preview.toggle.toggle)
+        self.open_action = QAction("Open document", self)
+        self.open_action.triggered.connect(lambda: self.open_current(reveal=False))
+        self.reveal_action = QAction("Show in folder", self)
+        self.reveal_action.triggered.connect(lambda: self.open_current(reveal=True))
+        self.copy_action = QAction("Copy passage", self)
+        self.copy_action.triggered.connect(self.copy_passage)
+
+    def _connect(self) -> None:
+        c = self.controller
+        self.search_box.textChanged.connect(self._on_text_changed)
+        self.search_box.move.connect(self.move_selection)
+        self.search_box.enter.connect(self._on_enter)
+        self.search_box.escape.connect(self.clear_search)
+        self.search_box.copy_passage.connect(self.copy_passage)
+        self.mode_box.currentIndexChanged.connect(self._on_mode_changed)
+        self.results.selectionModel().currentChanged.connect(lambda cur, _: self.preview.show_result(cur.data(Role.RESULT)))
+        self.results.doubleClicked.connect(lambda _: self.open_current(reveal=False))
+        self.results.customContextMenuRequested.connect(self._context_menu)
+        self.folders.report_button.clicked.connect(self.show_report)
+        self.folders.view.doubleClicked.connect(lambda _: self.show_report())
+        self.folders.remove_button.clicked.connect(self._remove_folder)
+        self.pause_button.clicked.connect(self._pause_or_resume)
+        self.cancel_button.clicked.connect(c.cancel)
+        c.ready.connect(self._on_engine_ready)
+        c.answered.connect(self._on_answer)
+        c.query_failed.connect(lambda _g, message: self._show_empty(message))
+        c.status_ready.connect(self._on_status)
+        c.progress.connect(self._on_progress)
+        c.state_changed.connect(self._set_indexing_ui)
+        c.run_finished.connect(self._on_run_finished)
+        c.error.connect(self.show_error)
+        self.watcher.reindex.connect(c.index)
+
+    def _restore(self) -> None:
+        geometry = self.settings.get(S.GEOMETRY)
+        if not geometry.isEmpty():
+            self.restoreGeometry(geometry)
+        splitter = self.settings.get(S.SPLITTER)
+        if not splitter.isEmpty():
+            self.splitter.restoreState(splitter)
+
+    def _on_engine_ready(self, folder: str) -> None:
+        from PySide6.QtGui import QIcon
+
+        from engine.resources import resource_path  # loaded by now, on the search thread
+
+        self.watcher.set_index_dir(Path(folder))
+        if QGuiApplication.windowIcon().isNull():
+            icon = QIcon()
+            for name in ("icons/quire-256.png", "icons/quire-64.png"):  # PNG: no need for Qt's SVG plugin
+                icon.addFile(str(resource_path(name)))
+            QGuiApplication.setWindowIcon(icon)
+
+    # -- searching --------------------------------------------------------------------------------------------
+    def focus_search(self) -> None:
+        """Ctrl+K and /: put the cursor in the search field with its text selected."""
+        self.search_box.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.search_box.selectAll()
+
+    def _on_text_changed(self, text: str) -> None:
+        if text.strip():
+            self._debounce.start()
+        else:
+            self.clear_results()
+
+    def _search_now(self) -> None:
+        self._debounce.stop()
+        text = self.search_box.text().strip()
+        if not text:
+            return
+        self._last_query = text
+        self.controller.search(text, self.mode_box.currentData())
+
+    def _on_enter(self, ctrl: bool) -> None:
+        if ctrl:
+            self.open_current(reveal=True)
+        elif self._debounce.isActive() or self.search_box.text().strip() != self._last_query:
+            self._search_now()
+        else:
+            self.open_current(reveal=False)
+
+    def _on_mode_changed(self) -> None:
+        self.settings.set(S.SEARCH_MODE, self.mode_box.currentData())
+        if self.search_box.text().strip():
+            self._search_now()
+
+    def _on_answer(self, _generation: int, response: SearchResponse) -> None:
+        self.banner.setVisible(False)
+        self.model.set_response(response)
+        if response.results:
+            self.results_stack.setCurrentWidget(self.results)
+            self.results.setCurrentIndex(self.model.index(0))
+        else:
+            hidden = (f"\n{response.weak_hidden} weak match{'es' if response.weak_hidden != 1 else ''} hidden."
+                      if response.weak_hidden else "")
+            self._show_empty(f"Nothing relevant found for “{response.query}”.{hidden}\n"
+                             "Try other words, or switch the search mode.")
+            self.preview.show_result(None)
+        for note in response.notes:
+            self.statusBar().showMessage(note, 8000)
+        self.results_shown.emit(response)
+
+    def _show_empty(self, message: str) -> None:
+        self.empty.setText(message)
+        self.results_stack.setCurrentWidget(self.empty)
+
+    def clear_results(self) -> None:
+        """Empty the list and drop answers still in flight."""
+        self._debounce.stop()
+        self._last_query = ""
+        self.controller.invalidate()
+        self.model.set_response(None)
+        self.preview.show_result(None)
+        self._show_empty("Type to search.")
+
+    def clear_search(self) -> None:
+        """Esc: clear the query and the results."""
+        self.search_box.clear()
+        self.clear_results()
+
+    def move_selection(self, delta: int) -> None:
+        """Move the current result by ``delta`` rows (clamped)."""
+        rows = self.model.rowCount()
+        if not rows:
+            return
+        row = self.results.currentIndex().row()
+        row = min(rows - 1, max(0, (row if row >= 0 else -1) + delta))
+        self.results.setCurrentIndex(self.model.index(row))
+
+    def current_result(self) -> SearchResult | None:
+        """The selected result."""
+        return self.model.result(self.results.currentIndex().row())
+
+    def open_current(self, reveal: bool) -> None:
+        """Enter opens the document, Ctrl+Enter shows it in the file manager."""
+        result = self.current_result()
+        if result is None:
+            return
+        if not Path(result.path).exists():
+            self.show_error(f"{result.path} is no longer there; it will leave the index at the next refresh")
+            return
+        ok = desktop.reveal(result.path) if reveal else desktop.open_document(result.path)
+        if not ok:
+            self.show_error(f"could not {'show' if reveal else 'open'} {result.path}: no application is set up for it")
+
+    def copy_passage(self) -> None:
+        """Ctrl+C: the best passage of the selected result to the clipboard."""
+        result = self.current_result()
+        if result is not None:
+            QGuiApplication.clipboard().setText(result.sentence)
+            self.statusBar().showMessage("Passage copied", 2000)
+
+    def more_like_this(self) -> None:
+        """Search with the selected result's passage."""
+        result = self.current_result()
+        if result is not None:
+            self.search_box.setText(result.sentence)
+            self._search_now()
+
+    def _context_menu(self, pos) -> None:
+        if self.current_result() is None:
+            return
+        menu = QMenu(self)
+        for a in (self.open_action, self.reveal_action, self.copy_action, self.more_like_action, self.breakdown_action):
+            menu.addAction(a)
+        menu.exec(self.results.viewport().mapToGlobal(pos))
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt API
+        """Enter / Ctrl+Enter / Ctrl+C on the results list."""
+        if obj is self.results and event.type() == QEvent.Type.KeyPress:
+            if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+                self.open_current(reveal=bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier))
+                return True
+            if event.matches(QKeySequence.StandardKey.Copy):
+                self.copy_passage()
+                return True
+        return super().eventFilter(obj, event)
+
+    # -- indexing ---------------------------------------------------------------------------------------------
+    def add_paths(self, paths: list[str]) -> None:
+        """Index files and folders (the drop target and Add Folder both land here)."""
+        paths = [str(Path(p).resolve()) for p in paths if p]
+        if not paths:
+            return
+        if self.settings.get(S.WATCH_NEW):
+            watched = self.settings.get(S.WATCHED)
+            watched += [p for p in paths if Path(p).is_dir() and p not in watched]
+            self.settings.set(S.WATCHED, watched)
+            self.watcher.watch(watched)
+        self.controller.index(paths)
+
+    def add_folder_dialog(self) -> None:
+        """Ctrl+O."""
+        folder = QFileDialog.getExistingDirectory(self, "Add a folder to the index")
+        if folder:
+            self.add_paths([folder])
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt API
+        if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt API
+        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if paths:
+            event.acceptProposedAction()
+            self.add_paths(paths)
+
+    def _pause_or_resume(self) -> None:
+        if self.controller.state is IndexState.PAUSED:
+            self.controller.resume()
+        else:
+            self.controller.pause()
+
+    def _on_progress(self, p: Progress) -> None:
+        if p.files_total:
+            self.progress.setRange(0, p.files_total)
+            self.progress.setValue(p.files_done)
+        else:
+            self.progress.setRange(0, 0)  # busy indicator while scanning
+        self.progress_label.setText(progress_text(p))
+
+    def _set_indexing_ui(self, state: str) -> None:
+        state = IndexState(state)
+        self.index_bar.setVisible(state is not IndexState.IDLE)
+        self.pause_button.setText("Resume" if state is IndexState.PAUSED else "Pause")
+        self.pause_button.setEnabled(state in (IndexState.RUNNING, IndexState.PAUSED))
+        self.cancel_button.setEnabled(state is not IndexState.CANCELLING)
+        if state is IndexState.RUNNING:
+            self.progress.setRange(0, 0)
+            self.progress_label.setText("Starting…")
+        elif state is IndexState.PAUSED:
+            self.progress_label.setText("Indexing paused; Resume continues where it stopped (also after a restart).")
+        elif state is IndexState.PAUSING:
+            self.progress_label.setText("Pausing after the current file…")
+        elif state is IndexState.CANCELLING:
+            self.progress_label.setText("Stopping…")
+
+    def _on_run_finished(self, report) -> None:
+        if report is not None:
+            problems = len(report.issues)
+            note = f"; {problems} file{'s' if problems != 1 else ''} not indexed (see File report)" if problems else ""
+            verb = "stopped after" if report.cancelled else "indexed"
+            self.statusBar().showMessage(f"{verb} {report.documents:,} documents ({report.sentences:,} sentences) "
+                                         f"in {report.seconds:.1f} s{note}", 10000)
+        if self.search_box.text().strip():
+            self._search_now()  # queued behind the searcher's reload, so it sees the new content
+
+    def _on_status(self, status) -> None:
+        self._status = status
+        busy = "indexing…" if self.controller.state is IndexState.RUNNING else ""
+        self.folders.show_status(status, self.settings.get(S.WATCHED), busy)
+        self.summary.setText("" if status is None else
+                             f"{status.indexed:,} documents · {status.sentences:,} sentences · {status.method} method")
+
+    def show_report(self) -> None:
+        """The per-file indexing report."""
+        if self._status is None:
+            self.show_error("nothing is indexed yet: drop a folder here or press Ctrl+O")
+            return
+        FileReport(self._status, self).exec()
+
+    def _remove_folder(self) -> None:
+        root = self.folders.selected_root()
+        if root is None:
+            return
+        answer = QMessageBox.question(self, "Remove folder", f"Remove {root} from the index? The files stay on disk.")
+        if answer == QMessageBox.StandardButton.Yes:
+            self.settings.set(S.WATCHED, [w for w in self.settings.get(S.WATCHED) if w != root])
+            self.watcher.watch(self.settings.get(S.WATCHED))
+            self.controller.remove([root])
+
+    # -- settings and errors ----------------------------------------------------------------------------------
+    def open_settings(self) -> None:
+        """Ctrl+,."""
+        dialog = SettingsDialog(self.settings, self)
+        if dialog.exec():
+            self.mode_box.setCurrentIndex(max(0, self.mode_box.findData(self.settings.get(S.SEARCH_MODE))))
+            self.watcher.watch(self.settings.get(S.WATCHED))
+
+    def show_error(self, message: str) -> None:
+        """A readable message above the results (never a traceback)."""
+        self.banner.setText(f"⚠ {message}")
+        self.banner.setVisible(True)
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt API
+        self.settings.set(S.GEOMETRY, self.saveGeometry())
+        self.settings.set(S.SPLITTER, self.splitter.saveState())
+        self.watcher.stop()
+        self.controller.shutdown()
+        super().closeEvent(event)

@@ -1,0 +1,265 @@
+"""Responsiveness of the desktop app (issue 5): keystroke to results, event-loop lag while indexing, launch time.
+
+Builds an index of about ``--sentences`` sentences (Wikipedia articles from ../shared/data/corpora/enwiki when
+present, else generated text), then drives the real window offscreen:
+
+- keystroke to results: a query is typed key by key at ``--key-ms`` per key; the time from the last key to the
+  results list showing that query's answer (debounce included), p50/p95 over ``--queries`` queries, once on an
+  idle index and once while a second folder is being indexed;
+- event-loop lag: a 10 ms timer on the GUI thread while a folder is indexed; lag = how late each tick fired;
+- window usable: a fresh process launched with ``--startup-probe`` prints when its first event-loop turn after
+  ``show()`` ran; the wall time from spawning it to that line, median of 3.
+
+Usage: python bench/gui_latency.py [--sentences 100000] [--out bench/results/gui_latency.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+ENWIKI = ROOT.parent / "shared" / "data" / "corpora" / "enwiki"
+_DOC = re.compile(r'<doc [^>]*title="([^"]*)">\n(.*?)</doc>', re.S)
+_SENT = re.compile(r"(?<=[.!?])\s+")
+WORDS = ("river valley system energy market history music theory language church island station battle "
+         "species protein network village railway council election painting novel mountain").split()
+
+
+def write_corpus(folder: Path, sentences: int, seed: int = 0) -> tuple[int, list[str]]:
+    """Write about ``sentences`` sentences as text files; returns (sentences written, candidate query phrases)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(seed)
+    written, phrases, n = 0, [], 0
+    for text_title, body in _articles(rng):
+        count = len(_SENT.split(body))
+        (folder / f"doc{n:06d}.txt").write_text(f"{text_title}\n\n{body}", encoding="utf-8")
+        n += 1
+        written += count
+        words = re.findall(r"[A-Za-z]{5,}", body)
+        if len(words) > 8:
+            start = rng.randrange(len(words) - 3)
+            phrases.append(" ".join(words[start : start + 3]).lower())
+        if written >= sentences:
+            break
+    return written, phrases
+
+
+def _articles(rng: random.Random):
+    files = sorted(ENWIKI.glob("*/wiki_*.gz")) if ENWIKI.is_dir() else []
+    for path in files:
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            for title, body in _DOC.findall(f.read()):
+                body = body.split("\n", 2)[-1].strip()
+                if len(body) > 200:
+                    yield title, body
+    while True:  # no Wikipedia here: generated text with a topical vocabulary
+        body = " ".join(" ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 20))).capitalize() + "."
+                        for _ in range(rng.randint(10, 60)))
+        yield "Generated", body
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
+
+
+def typing_latency(app, window, phrases: list[str], key_ms: int) -> tuple[list[float], list[float]]:
+    """Type each phrase key by key; (ms from its last key to its answer on screen, ms the engine spent on it)."""
+    from PySide6.QtCore import QEventLoop, QTimer
+    from PySide6.QtTest import QTest
+
+    latencies, engine_ms = [], []
+    for phrase in phrases:
+        window.search_box.clear()
+        app.processEvents()
+        arrived: list[float] = []
+
+        def on(response, phrase=phrase) -> None:
+            if response.query == phrase and not arrived:
+                arrived.append(time.perf_counter())
+                engine_ms.append(response.seconds * 1000)
+
+        window.results_shown.connect(on)
+        for ch in phrase:
+            QTest.keyClick(window.search_box, ch)
+            last_key = time.perf_counter()
+            QTest.qWait(key_ms)
+        loop = QEventLoop()
+        timer = QTimer(interval=5)
+        timer.timeout.connect(lambda: loop.quit() if arrived else None)
+        timer.start()
+        QTimer.singleShot(10_000, loop.quit)
+        if not arrived:
+            loop.exec()
+        timer.stop()
+        window.results_shown.disconnect(on)
+        if arrived:
+            latencies.append(max(0.0, (arrived[0] - last_key) * 1000))
+        window.search_box.clear()
+    return latencies, engine_ms
+
+
+def loop_lag_while_indexing(app, window, folder: Path) -> tuple[list[float], float]:
+    """Index ``folder`` through the window; returns (lateness of each 10 ms timer tick in ms, seconds taken)."""
+    from PySide6.QtCore import QElapsedTimer, QTimer
+
+    lags: list[float] = []
+    clock = QElapsedTimer()
+    clock.start()
+    last = [clock.nsecsElapsed()]
+
+    def tick() -> None:
+        now = clock.nsecsElapsed()
+        lags.append(max(0.0, (now - last[0]) / 1e6 - 10.0))
+        last[0] = now
+
+    timer = QTimer(interval=10)
+    timer.setTimerType(timer.timerType().PreciseTimer)
+    timer.timeout.connect(tick)
+    done: list[bool] = []
+    window.controller.run_finished.connect(lambda _r: done.append(True))
+    started = time.perf_counter()
+    timer.start()
+    window.add_paths([str(folder)])
+    while not done:
+        app.processEvents()
+        time.sleep(0.001)
+    timer.stop()
+    return lags, time.perf_counter() - started
+
+
+def launch_times(index_dir: Path, runs: int = 3) -> tuple[list[float], list[float]]:
+    """Seconds from spawning `quire-app --startup-probe` to its window taking input, and to its engine loaded."""
+    times, engine = [], []
+    with tempfile.TemporaryDirectory() as config:
+        env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": config}
+        for _ in range(runs):
+            started = time.perf_counter()
+            proc = subprocess.Popen([sys.executable, "-m", "app.gui.main", "--index", str(index_dir), "--startup-probe"],
+                                    cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            for line in proc.stdout:
+                if line.startswith("ready"):
+                    times.append(time.perf_counter() - started)
+                elif line.startswith("engine"):
+                    engine.append(time.perf_counter() - started)
+                    break
+            proc.wait(timeout=60)
+    return times, engine
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sentences", type=int, default=100_000)
+    parser.add_argument("--live-sentences", type=int, default=10_000, help="size of the folder indexed while measuring lag")
+    parser.add_argument("--queries", type=int, default=30)
+    parser.add_argument("--key-ms", type=int, default=80, help="pause between keystrokes (a fast typist)")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "gui_latency.json")
+    args = parser.parse_args()
+
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication
+
+    from app.gui import settings as S
+    from app.gui.settings import Settings
+    from app.gui.window import DEBOUNCE_MS, MainWindow
+    from engine import Index
+
+    with tempfile.TemporaryDirectory(prefix="quire-bench-") as tmp:
+        tmp = Path(tmp)
+        written, phrases = write_corpus(tmp / "corpus", args.sentences)
+        write_corpus(tmp / "live", args.live_sentences, seed=1)
+        started = time.perf_counter()
+        with Index(tmp / "index") as index:
+            report = index.add([tmp / "corpus"])
+            indexed_sentences = index.status().sentences
+        build_s = time.perf_counter() - started
+        print(f"index: {indexed_sentences:,} sentences in {report.documents:,} files, built in {build_s:.1f} s",
+              file=sys.stderr)
+
+        app = QApplication.instance() or QApplication([])
+        settings = Settings(QSettings(str(tmp / "settings.ini"), QSettings.Format.IniFormat))
+        settings.set(S.WATCH_NEW, False)
+        window = MainWindow(tmp / "index", settings)
+        window.show()
+        app.processEvents()
+        rng = random.Random(42)
+        sample = rng.sample(phrases, min(args.queries, len(phrases)))
+        typing_latency(app, window, sample[:3], args.key_ms)  # warm-up: model, page cache
+        idle, idle_engine = typing_latency(app, window, sample, args.key_ms)
+        # indexing in the background: lag of the GUI thread, and typing while it runs
+        window.add_paths([str(tmp / "live")])
+        busy, _ = typing_latency(app, window, sample[: max(5, args.queries // 3)], args.key_ms)
+        still_running = window.controller.busy
+        window.close()
+
+        # lag measured on a fresh window indexing a fresh folder from start to end
+        live2_written, _ = write_corpus(tmp / "live2", args.live_sentences, seed=2)
+        window = MainWindow(tmp / "index", settings)
+        window.show()
+        app.processEvents()
+        lags, live_s = loop_lag_while_indexing(app, window, tmp / "live2")
+        window.close()
+        launches, engine_loaded = launch_times(tmp / "index")
+
+    result = {
+        "index_sentences": indexed_sentences,
+        "index_build_seconds": round(build_s, 2),
+        "method": "static",
+        "debounce_ms": DEBOUNCE_MS,
+        "key_interval_ms": args.key_ms,
+        "keystroke_to_results_ms": {"p50": round(percentile(idle, 50), 1), "p95": round(percentile(idle, 95), 1),
+                                    "max": round(max(idle), 1), "n": len(idle),
+                                    "engine_search_p50": round(percentile(idle_engine, 50), 1),
+                                    "engine_search_p95": round(percentile(idle_engine, 95), 1)},
+        "keystroke_to_results_while_indexing_ms": {
+            "p50": round(percentile(busy, 50), 1), "p95": round(percentile(busy, 95), 1), "n": len(busy),
+            "indexing_still_running_after": still_running},
+        "event_loop_lag_while_indexing_ms": {"p50": round(percentile(lags, 50), 2),
+                                             "p99": round(percentile(lags, 99), 2), "max": round(max(lags), 2),
+                                             "ticks": len(lags), "indexed_sentences": live2_written,
+                                             "seconds": round(live_s, 2)},
+        "window_usable_seconds": {"median": round(statistics.median(launches), 3), "runs": [round(t, 3) for t in launches]},
+        "engine_loaded_seconds": {"median": round(statistics.median(engine_loaded), 3),
+                                  "runs": [round(t, 3) for t in engine_loaded]},
+        "cpu_count": os.cpu_count(),
+        "load_average_at_end": round(os.getloadavg()[0], 2),
+        "targets": {"keystroke_p95_ms": 100, "loop_lag_max_ms": 50, "window_usable_s": 1.5},
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2))
+    rows = [
+        ("index size", f"{indexed_sentences:,} sentences", ""),
+        ("keystroke -> results p50 / p95", f"{result['keystroke_to_results_ms']['p50']} / "
+         f"{result['keystroke_to_results_ms']['p95']} ms", "p95 <= 100 ms"),
+        ("  of which engine search p50 / p95", f"{result['keystroke_to_results_ms']['engine_search_p50']} / "
+         f"{result['keystroke_to_results_ms']['engine_search_p95']} ms", ""),
+        ("same, while indexing p50 / p95", f"{result['keystroke_to_results_while_indexing_ms']['p50']} / "
+         f"{result['keystroke_to_results_while_indexing_ms']['p95']} ms", ""),
+        ("event-loop lag while indexing p99 / max", f"{result['event_loop_lag_while_indexing_ms']['p99']} / "
+         f"{result['event_loop_lag_while_indexing_ms']['max']} ms", "max <= 50 ms"),
+        ("window usable after launch (median)", f"{result['window_usable_seconds']['median']} s", "<= 1.5 s"),
+        ("engine loaded, first search possible (median)", f"{result['engine_loaded_seconds']['median']} s", ""),
+    ]
+    width = max(len(r[0]) for r in rows)
+    print(f"{'measure'.ljust(width)} | value | target")
+    for name, value, target in rows:
+        print(f"{name.ljust(width)} | {value} | {target}")
+    print(f"({result['cpu_count']} cores, load average {result['load_average_at_end']})\nwrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""`quire-app` as packaging and users run it: a separate process, offscreen or on a real X server (Xvfb)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SELFTEST = (
+    "import sys\n"
+    "from app.gui.main import main\n"
+    "code = main(sys.argv[1:])\n"
+    "assert 'torch' not in sys.modules, 'the static path imported torch'\n"
+    "sys.exit(code)\n"
+)
+
+
+def run_app(args: list[str], env: dict[str, str], timeout: int = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", SELFTEST, *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_selftest_indexes_searches_and_prints_the_top_result(corpus):
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    done = run_app(["--selftest", str(corpus), "--query", "toothed whales hunting fish"], env)
+    assert done.returncode == 0, done.stderr
+    assert "top result:" in done.stdout and "porpoise.md" in done.stdout
+    assert "Traceback" not in done.stderr
+
+
+def test_selftest_fails_cleanly_on_an_empty_folder(tmp_path):
+    (tmp_path / "empty").mkdir()
+    done = run_app(["--selftest", str(tmp_path / "empty")], {**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert done.returncode == 1
+    assert "nothing indexed" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.fixture
+def xvfb_display():
+    """A private Xvfb server on a display number it picks itself (-displayfd), stopped after the test."""
+    if shutil.which("Xvfb") is None:
+        pytest.skip("Xvfb is not installed")
+    read, write = os.pipe()
+    server = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", "1400x900x24", "-nolisten", "tcp"],
+                              pass_fds=(write,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(write)
+    with os.fdopen(read) as f:
+        display = f.readline().strip()
+    try:
+        if not display:
+            pytest.skip("Xvfb did not start")
+        yield f":{display}"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def test_screenshot_of_the_real_window_under_xvfb(corpus, tmp_path, xvfb_display):
+    from PySide6.QtGui import QImage
+
+    shot = tmp_path / "quire-window.png"
+    env = {**os.environ, "DISPLAY": xvfb_display, "QT_QPA_PLATFORM": "xcb"}
+    done = run_app(["--selftest", str(corpus), "--query", "water", "--screenshot", str(shot)], env)
+    assert done.returncode == 0, done.stderr
+    image = QImage(str(shot))
+    assert image.width() >= 1000 and image.height() >= 600
+    colours = {image.pixel(x, y) for x in range(0, image.width(), 25) for y in range(0, image.height(), 25)}
+    assert len(colours) > 20  # a drawn window, not a blank frame
+
+
+def test_window_module_loads_without_engine_or_torch():
+    """The window appears before the engine loads (on a worker thread), so start-up stays under 1.5 s."""
+    code = ("import sys, app.gui.main, app.gui.window\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('engine', 'torch')))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_gui_constants_match_the_engine():
+    from app.gui import settings as S
+    from app.gui.settings_dialog import MODE_LABELS
+    from engine import Mode
+    from engine.embed import DEFAULT_METHOD
+
+    assert set(MODE_LABELS) == {m.value for m in Mode}
+    assert S.SEARCH_MODE.default in MODE_LABELS
+    assert S.METHOD.default == DEFAULT_METHOD
