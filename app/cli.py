@@ -255,7 +255,7 @@ def embed(method: str, input_path: Path, output_path: Path) -> None:
 @click.option("--data", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="benchmark folder with sts/, evalrank/, retrieval/<collection>/ (default: $QUIRE_BENCH_DATA or "
                    "../shared/data/benchmarks)")
-@click.option("--methods", default=None, help="comma-separated embedding methods (default: every method)")
+@click.option("--methods", default=None, help="comma-separated embedding methods (default: every method; '' for none)")
 @click.option("--baselines", default="bm25,model2vec", show_default=True, help="comma-separated baselines, '' for none")
 @click.option("--collections", default=None, help="comma-separated retrieval collections (default: all; '' for none)")
 @click.option("--quick", is_flag=True, help="subsample every benchmark (a CI smoke test, not for quoting)")
@@ -271,7 +271,7 @@ def eval_(data: Path | None, methods: str | None, baselines: str, collections: s
 
     plan = harness.Plan(
         data=data or harness.default_data_dir(),
-        methods=harness.methods_from([m for m in (methods or "").split(",") if m]),
+        methods=harness.methods_from(None if methods is None else [m for m in methods.split(",") if m]),
         sizes=harness.QUICK if quick else harness.FULL,
         baselines=tuple(b for b in baselines.split(",") if b),
         collections=None if collections is None else tuple(c for c in collections.split(",") if c),

@@ -40,3 +40,7 @@ class ReadError(QuireError):
 
 class Cancelled(QuireError):
     """Work was stopped on request; everything finished before the request is kept."""
+
+
+class BenchmarkError(QuireError):
+    """A benchmark step failed (a `quire` subprocess exited non-zero or timed out, a data file is malformed)."""

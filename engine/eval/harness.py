@@ -1,0 +1,357 @@
+"""The benchmark: every embedding method and baseline measured by the same code, each number recomputed each run.
+
+Per method: STS-B dev/test Spearman, EvalRank (intrinsic.py), encode speed; then retrieval through the product
+(product.py) in semantic and hybrid mode on each collection, with indexing speed, index size, peak memory and
+query latency. Baselines: BM25 and model2vec ``distill`` on whole documents (baselines.py). A method or baseline that
+raises is recorded as failed with its message, never dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from engine.errors import ConfigError
+from engine.eval import baselines, product
+from engine.eval.datasets import (
+    RETRIEVAL_COLLECTIONS, Collection, EvalRankData, StsPairs, load_collection, load_evalrank, load_sts,
+)
+from engine.eval.intrinsic import Encode, evalrank, sentences_per_second, sts_spearman
+from engine.eval.metrics import ndcg_at, recall_at
+
+log = logging.getLogger(__name__)
+
+Say = Callable[[str], None]
+
+# The checkout this module lives in: results go under its bench/, and the machine stamp names its git commit.
+REPO = Path(__file__).resolve().parents[2]
+
+
+def default_data_dir() -> Path:
+    """$QUIRE_BENCH_DATA, else the shared benchmark folder beside the checkout."""
+    return Path(os.environ.get("QUIRE_BENCH_DATA") or REPO.parent / "shared" / "data" / "benchmarks")
+
+
+def default_results_dir() -> Path:
+    """Where ``latest.json`` and ``latest.md`` go."""
+    return REPO / "bench" / "results"
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How much of each benchmark a run uses; None = all of it."""
+
+    sts_pairs: int | None = None
+    evalrank_pairs: int | None = None
+    evalrank_pool: int | None = None
+    queries: int | None = None
+    distractors: int | None = None
+    # The NOTES.md speed column encodes 4,000 EvalRank background sentences in one process.
+    encode_sentences: int = 4000
+
+
+FULL = Sizes()
+# A CI smoke test: minutes on two cores, every code path exercised.
+QUICK = Sizes(sts_pairs=150, evalrank_pairs=300, evalrank_pool=2000, queries=10, distractors=200, encode_sentences=500)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to run. ``timeout`` bounds each `quire` subprocess (an index build of one collection, say)."""
+
+    data: Path
+    methods: tuple[str, ...]
+    sizes: Sizes = FULL
+    baselines: tuple[str, ...] = ("bm25", "model2vec")
+    collections: tuple[str, ...] | None = None  # retrieval collections to run (None: every one in the data folder)
+    timeout: float = 3600.0
+    work: Path | None = None
+
+
+@dataclass(frozen=True)
+class Benchmarks:
+    """The loaded data: STS splits, EvalRank, retrieval collections (each may be missing from a data folder)."""
+
+    sts: dict[str, StsPairs]
+    evalrank: EvalRankData | None
+    collections: tuple[Collection, ...]
+
+
+@dataclass
+class EncoderRow:
+    """Sentence-level quality (x100) and speed of one encoder."""
+
+    system: str
+    kind: str
+    sts_dev: float | None = None
+    sts_test: float | None = None
+    evalrank_mrr: float | None = None
+    evalrank_hits1: float | None = None
+    evalrank_hits3: float | None = None
+    sentences_per_s: float | None = None
+    device: str | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RetrievalRow:
+    """nDCG@10 and Recall@100 (x100) per collection for one system and ranking mode, and their means."""
+
+    system: str
+    mode: str
+    ndcg10: dict[str, float | None] = field(default_factory=dict)
+    recall100: dict[str, float | None] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+    def means(self) -> tuple[float | None, float | None]:
+        """Means over collections, or None when any collection failed (a partial mean would mislead)."""
+        def mean(values: dict[str, float | None]) -> float | None:
+            vals = list(values.values())
+            return round(float(np.mean(vals)), 2) if vals and all(v is not None for v in vals) else None
+
+        return mean(self.ndcg10), mean(self.recall100)
+
+
+@dataclass
+class ProductRow:
+    """What indexing and querying cost with one method, summed or pooled over the collections."""
+
+    method: str
+    sentences: int = 0
+    index_seconds: float = 0.0
+    index_bytes: int = 0
+    peak_rss_bytes: int | None = None
+    latencies: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        """Rates and percentiles, not the raw lists."""
+        lat = np.asarray(self.latencies) * 1000
+        return {
+            "method": self.method, "status": "failed" if self.errors else "ok", "errors": self.errors,
+            "sentences": self.sentences,
+            "index_sentences_per_s": round(self.sentences / self.index_seconds, 1) if self.index_seconds else None,
+            "index_bytes_per_sentence": round(self.index_bytes / self.sentences, 1) if self.sentences else None,
+            "peak_rss_mb": round(self.peak_rss_bytes / 2**20, 1) if self.peak_rss_bytes else None,
+            "query_latency_p50_ms": round(float(np.percentile(lat, 50)), 2) if lat.size else None,
+            "query_latency_p95_ms": round(float(np.percentile(lat, 95)), 2) if lat.size else None,
+            "queries_timed": int(lat.size),
+        }
+
+
+def load_benchmarks(data: Path, sizes: Sizes, collections: Sequence[str] | None = None) -> Benchmarks:
+    """Read whatever of ``sts/``, ``evalrank/``, ``retrieval/<name>/`` the data folder has (at least one);
+    ``collections`` picks retrieval collections by name (an empty list: none)."""
+    data = Path(data)
+    sts = {
+        split: load_sts(data / "sts" / f"sts-{split}.csv", limit=sizes.sts_pairs)
+        for split in ("dev", "test") if (data / "sts" / f"sts-{split}.csv").is_file()
+    }
+    er = None
+    if (data / "evalrank" / "pos_pair.txt").is_file():
+        er = load_evalrank(data / "evalrank", pairs_limit=sizes.evalrank_pairs, pool_limit=sizes.evalrank_pool)
+    root = data / "retrieval"
+    found = sorted((p.parent.name for p in root.glob("*/corpus.jsonl")), key=_collection_order) if root.is_dir() else []
+    if collections is not None:
+        unknown = set(collections) - set(found)
+        if unknown:
+            raise ConfigError(f"no retrieval collection {', '.join(sorted(unknown))} under {root}; found {', '.join(found)}")
+        found = [name for name in found if name in collections]
+    collections = tuple(
+        load_collection(root / name, queries_limit=sizes.queries, distractors=sizes.distractors) for name in found
+    )
+    if not sts and er is None and not collections:
+        raise ConfigError(f"no benchmark data under {data}: expected sts/, evalrank/ or retrieval/<collection>/")
+    return Benchmarks(sts, er, collections)
+
+
+def _collection_order(name: str) -> tuple[int, str]:
+    return (RETRIEVAL_COLLECTIONS.index(name) if name in RETRIEVAL_COLLECTIONS else len(RETRIEVAL_COLLECTIONS), name)
+
+
+def run(plan: Plan, *, say: Say = log.info) -> dict:
+    """Run every measurement of ``plan``; returns the JSON-able results (without the machine stamp)."""
+    bench = load_benchmarks(plan.data, plan.sizes, plan.collections)
+    encoders: list[EncoderRow] = []
+    retrieval: list[RetrievalRow] = []
+    products: list[ProductRow] = []
+    with tempfile.TemporaryDirectory(prefix="quire-bench-", dir=plan.work) as tmp:
+        work = Path(tmp)
+        files = {c.name: product.write_files(c, work / c.name / "docs") for c in bench.collections}
+        lexical = RetrievalRow("quire", "lexical")
+        for method in plan.methods:
+            say(f"method {method}")
+            row, encode = _encoder_row(method, "quire method", lambda m=method: _load_method(m), bench, plan.sizes, say)
+            encoders.append(row)
+            if bench.collections:
+                rows, prod = _product_runs(method, bench, files, work, plan, lexical, say)
+                retrieval += rows
+                products.append(prod)
+        if bench.collections and plan.methods:
+            retrieval.insert(0, lexical)
+        for name in plan.baselines:
+            say(f"baseline {name}")
+            encoders_, retrieval_ = _baseline(name, bench, plan.sizes, say)
+            encoders += encoders_
+            retrieval += retrieval_
+    return {
+        "sizes": asdict(plan.sizes),
+        "collections": {c.name: {"documents": len(c.documents), "queries": len(c.judged_queries())}
+                        for c in bench.collections},
+        "encoders": [_encoder_json(r) for r in encoders],
+        "retrieval": [_retrieval_json(r) for r in retrieval],
+        "product": [p.to_json() for p in products],
+    }
+
+
+def _load_method(name: str) -> tuple[Encode, str]:
+    from engine import embed
+
+    embedder = embed.load(name)
+    return embedder.encode, getattr(embedder, "device_description", "CPU")
+
+
+def _encoder_row(name: str, kind: str, load: Callable[[], tuple[Encode, str]], bench: Benchmarks, sizes: Sizes,
+                 say: Say) -> tuple[EncoderRow, Encode | None]:
+    """STS, EvalRank and speed of one encoder; each step that raises is recorded and the others still run."""
+    row = EncoderRow(name, kind)
+    try:
+        encode, row.device = load()
+    except Exception as e:  # any failure to load is a result to report, not a crash of the whole benchmark
+        _fail(row.errors, f"load: {e}", say)
+        return row, None
+    for split, pairs in bench.sts.items():
+        value = _attempt(row.errors, f"STS-B {split}", say, lambda p=pairs: sts_spearman(encode, p))
+        setattr(row, f"sts_{split}", _pct(value))
+    if bench.evalrank is not None:
+        score = _attempt(row.errors, "EvalRank", say, lambda: evalrank(encode, bench.evalrank))
+        if score is not None:
+            row.evalrank_mrr, row.evalrank_hits1, row.evalrank_hits3 = _pct(score.mrr), _pct(score.hits1), _pct(score.hits3)
+        sample = bench.evalrank.pool[: sizes.encode_sentences]
+        speed = _attempt(row.errors, "speed", say, lambda: sentences_per_second(encode, sample))
+        row.sentences_per_s = None if speed is None else round(speed, 1)
+    say(f"  {name}: STS-B test {row.sts_test}, EvalRank MRR {row.evalrank_mrr}, {row.sentences_per_s} sentences/s")
+    return row, encode
+
+
+def _product_runs(method: str, bench: Benchmarks, files: dict[str, product.Files], work: Path, plan: Plan,
+                  lexical: RetrievalRow, say: Say) -> tuple[list[RetrievalRow], ProductRow]:
+    """Index each collection with ``method`` via `quire index`, then query it in semantic and hybrid mode (and in
+    lexical mode with the first method that builds, since lexical ranking does not depend on the method)."""
+    semantic, hybrid = RetrievalRow(method, "semantic"), RetrievalRow(method, "hybrid")
+    prod = ProductRow(method)
+    for collection in bench.collections:
+        name = collection.name
+        queries = {q: collection.queries[q] for q in collection.judged_queries()}
+        built = _attempt(prod.errors, f"index {name}", say, lambda c=collection: product.build(
+            files[c.name], work / c.name / f"index-{method}", method, timeout=plan.timeout))
+        wanted = [semantic, hybrid] + ([lexical] if name not in lexical.ndcg10 else [])
+        if built is None:
+            for row in (semantic, hybrid):
+                row.ndcg10[name] = row.recall100[name] = None
+                row.errors.append(f"{name}: index failed")
+            continue
+        prod.sentences += built.sentences
+        prod.index_seconds += built.index_seconds
+        prod.index_bytes += built.bytes_on_disk
+        prod.peak_rss_bytes = max(prod.peak_rss_bytes or 0, built.peak_rss_bytes or 0) or None
+        for row in wanted:
+            rankings = _attempt(row.errors, f"search {name} {row.mode}", say, lambda r=row: product.search(
+                built, files[name], queries, r.mode, timeout=plan.timeout))
+            _score_into(row, collection, rankings)
+        timed = _attempt(prod.errors, f"latency {name}", say, lambda: product.latencies(
+            built, list(queries.values()), "hybrid"))
+        if timed is not None:
+            prod.latencies += timed.tolist()
+        say(f"  {name}: {built.sentences:,} sentences; nDCG@10 semantic {semantic.ndcg10.get(name)} "
+            f"hybrid {hybrid.ndcg10.get(name)} lexical {lexical.ndcg10.get(name)}")
+    return [semantic, hybrid], prod
+
+
+def _baseline(name: str, bench: Benchmarks, sizes: Sizes, say: Say) -> tuple[list[EncoderRow], list[RetrievalRow]]:
+    if name == "bm25":
+        row = RetrievalRow("BM25 (bm25s, whole documents)", "lexical")
+        for c in bench.collections:
+            _score_into(row, c, _attempt(row.errors, f"BM25 {c.name}", say,
+                                         lambda c=c: baselines.bm25_rankings(c, c.judged_queries())))
+        return [], [row] if bench.collections else []
+    if name == "model2vec":
+        enc_row, encode = _encoder_row("model2vec distill (PCA 256)", "baseline", lambda: (
+            baselines.model2vec_distill(), "CPU"), bench, sizes, say)
+        row = RetrievalRow("model2vec distill (whole documents)", "semantic")
+        for c in bench.collections:
+            rankings = None if encode is None else _attempt(
+                row.errors, f"model2vec {c.name}", say, lambda c=c: baselines.dense_rankings(encode, c, c.judged_queries()))
+            _score_into(row, c, rankings)
+        return [enc_row], [row] if bench.collections else []
+    raise ConfigError(f"unknown baseline {name!r}; choose from bm25, model2vec")
+
+
+def _score_into(row: RetrievalRow, collection: Collection, rankings: dict[str, list[str]] | None) -> None:
+    """Mean nDCG@10 and Recall@100 over the collection's judged queries (None when the rankings failed)."""
+    name = collection.name
+    if rankings is None:
+        row.ndcg10[name] = row.recall100[name] = None
+        return
+    ndcg, recall = score(collection, rankings)
+    row.ndcg10[name], row.recall100[name] = _pct(ndcg), _pct(recall)
+
+
+def score(collection: Collection, rankings: dict[str, list[str]]) -> tuple[float, float]:
+    """Mean nDCG@10 and Recall@100 over the collection's judged queries (a query without a ranking scores 0)."""
+    judged = collection.judged_queries()
+    ndcg = float(np.mean([ndcg_at(rankings.get(q, []), collection.qrels[q], 10) for q in judged]))
+    return ndcg, float(np.mean([recall_at(rankings.get(q, []), collection.qrels[q], 100) for q in judged]))
+
+
+def _attempt(errors: list[str], what: str, say: Say, fn: Callable[[], object]):
+    try:
+        return fn()
+    except Exception as e:  # recorded in the results: a failing step is a finding, not a reason to stop
+        log.debug("%s failed", what, exc_info=True)
+        _fail(errors, f"{what}: {type(e).__name__}: {e}", say)
+        return None
+
+
+def _fail(errors: list[str], message: str, say: Say) -> None:
+    errors.append(message.splitlines()[0][:300] if message else "failed")
+    say(f"  FAILED {message.splitlines()[0][:300]}")
+    log.debug("%s", traceback.format_exc())
+
+
+def _pct(value: float | None) -> float | None:
+    return None if value is None else round(100.0 * float(value), 2)
+
+
+def _encoder_json(row: EncoderRow) -> dict:
+    return {**asdict(row), "status": "failed" if row.errors else "ok"}
+
+
+def _retrieval_json(row: RetrievalRow) -> dict:
+    mean_ndcg, mean_recall = row.means()
+    return {**asdict(row), "mean_ndcg10": mean_ndcg, "mean_recall100": mean_recall,
+            "status": "failed" if row.errors else "ok"}
+
+
+def run_and_report(plan: Plan, out: Path, *, say: Say = log.info) -> tuple[dict, Path, Path]:
+    """Run ``plan``, stamp the results with the machine and commit, write ``latest.json`` and ``latest.md``."""
+    from engine.eval import report
+
+    stamp = report.stamp(REPO)
+    results = {"stamp": stamp, "quick": plan.sizes != FULL, **run(plan, say=say)}
+    json_path, md_path = report.write(results, out)
+    return results, json_path, md_path
+
+
+def methods_from(names: Sequence[str] | None) -> tuple[str, ...]:
+    """The methods to run: the given names (possibly none), or with None every registered method."""
+    from engine import embed
+
+    return tuple(names) if names is not None else tuple(embed.names())

@@ -1,0 +1,149 @@
+"""Stamp results with where and when they were measured, and write them as JSON and as a markdown table."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+_COLLECTION_COLUMNS = ("ndcg10", "recall100")
+
+
+def stamp(repo: Path) -> dict:
+    """Date (UTC), CPU model and cores, GPU (if torch sees one), git commit (``+dirty`` with uncommitted changes)."""
+    from engine import __version__
+
+    return {
+        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "cpu": _cpu_model(),
+        "cores": os.cpu_count(),
+        "gpu": _gpu(),
+        "commit": _git_commit(repo),
+        "python": platform.python_version(),
+        "quire": __version__,
+        "command": " ".join(Path(sys.argv[0]).name.split() + sys.argv[1:]),
+    }
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _gpu() -> str | None:
+    """NVIDIA GPUs as nvidia-smi names them (asking torch would cost seconds of import for the same answer)."""
+    if shutil.which("nvidia-smi") is None:
+        return None
+    try:
+        found = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                               text=True, timeout=30, check=True).stdout.split("\n")
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return ", ".join(name.strip() for name in found if name.strip()) or None
+
+
+def _git_commit(repo: Path) -> str | None:
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
+
+    try:
+        commit = git("rev-parse", "--short", "HEAD")
+        return commit + ("+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def write(results: dict, out: Path) -> tuple[Path, Path]:
+    """``latest.json`` and ``latest.md`` in ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    json_path, md_path = out / "latest.json", out / "latest.md"
+    json_path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    md_path.write_text(markdown(results), encoding="utf-8")
+    return json_path, md_path
+
+
+def markdown(results: dict) -> str:
+    """The tables the README links to; failed steps show as FAILED with their messages listed below."""
+    s = results["stamp"]
+    lines = [
+        "# quire benchmark results",
+        "",
+        f"Measured {s['date']} on {s['cpu']} ({s['cores']} cores), GPU: {s['gpu'] or 'none'}; "
+        f"commit {s['commit']}; Python {s['python']}. Command: `{s['command']}`.",
+        "",
+    ]
+    if results.get("quick"):
+        lines += ["**Quick run (subsampled data): not comparable with full-run numbers.**", ""]
+    lines += _encoder_table(results["encoders"]) + _retrieval_tables(results) + _product_table(results["product"])
+    failures = [(r.get("system") or r.get("method"), e) for key in ("encoders", "retrieval", "product")
+                for r in results[key] for e in r["errors"]]
+    if failures:
+        lines += ["## Failures", ""] + [f"- {name}: {error}" for name, error in failures] + [""]
+    lines += [
+        "STS-B: Spearman x100 of cosine vs gold. EvalRank: sentence level, pool mean-centred then L2-normalised, "
+        "cosine, positives in both directions, query excluded (Wang et al., 2022, Sec. 4). Retrieval: quire rows run "
+        "through `quire index` / `quire search --queries`; baseline rows rank whole documents. nDCG gains are 2^rel - 1.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _fmt(value, digits: int = 2) -> str:
+    if value is None:
+        return "FAILED"
+    return f"{value:,.{digits}f}" if isinstance(value, float) else f"{value:,}"
+
+
+def _encoder_table(rows: list[dict]) -> list[str]:
+    if not rows:
+        return []
+    out = ["## Sentence embeddings", "",
+           "| encoder | STS-B dev | STS-B test | EvalRank MRR | Hits@1 | Hits@3 | sentences/s | device |",
+           "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['system']} | {_fmt(r['sts_dev'])} | {_fmt(r['sts_test'])} | {_fmt(r['evalrank_mrr'])} | "
+                   f"{_fmt(r['evalrank_hits1'])} | {_fmt(r['evalrank_hits3'])} | {_fmt(r['sentences_per_s'], 0)} | "
+                   f"{r['device'] or '-'} |")
+    return out + [""]
+
+
+def _retrieval_tables(results: dict) -> list[str]:
+    rows = results["retrieval"]
+    if not rows:
+        return []
+    names = list(results["collections"])
+    out = []
+    for key, title in (("ndcg10", "nDCG@10"), ("recall100", "Recall@100")):
+        out += [f"## Retrieval {title} x100", "",
+                "| system | mode | " + " | ".join(names) + " | mean |",
+                "|---|---|" + "---|" * (len(names) + 1)]
+        for r in rows:
+            cells = [_fmt(r[key].get(n)) for n in names]
+            out.append(f"| {r['system']} | {r['mode']} | " + " | ".join(cells) + f" | {_fmt(r[f'mean_{key}'])} |")
+        out.append("")
+    sizes = ", ".join(f"{n} {c['documents']:,} docs / {c['queries']} queries" for n, c in results["collections"].items())
+    return out + [f"Collections: {sizes}.", ""]
+
+
+def _product_table(rows: list[dict]) -> list[str]:
+    if not rows:
+        return []
+    out = ["## Indexing and querying (through the product)", "",
+           "| method | sentences | index sentences/s | index bytes/sentence | peak RSS MB | query p50 ms | query p95 ms |",
+           "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['method']} | {_fmt(r['sentences'])} | {_fmt(r['index_sentences_per_s'], 0)} | "
+                   f"{_fmt(r['index_bytes_per_sentence'], 0)} | {_fmt(r['peak_rss_mb'], 0)} | "
+                   f"{_fmt(r['query_latency_p50_ms'])} | {_fmt(r['query_latency_p95_ms'])} |")
+    return out + ["", "Query latency: interactive hybrid queries (k = 10) through `engine.Index.search`, model loaded.",
+                  ""]
