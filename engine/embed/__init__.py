@@ -54,5 +54,15 @@ def _sbert(options: dict) -> Embedder:
     return SbertEmbedder(options.get("model"))
 
 
+def _neural(options: dict) -> Embedder:
+    try:
+        from engine.embed.neural import NeuralEmbedder
+    except ImportError as e:
+        raise MethodUnavailableError(
+            f"the neural method needs torch and transformers: pip install -e '.[gpu]' ({e})") from e
+    return NeuralEmbedder(options.get("model"))
+
+
 register("static", _static)
 register("sbert", _sbert)
+register("neural", _neural)

@@ -1,0 +1,81 @@
+"""Neural embeddings (papers/neural-embeddings-micro-tuning.md): micro-tune three small vectors of a masked-LM's
+head on the text itself and take how far they moved (Eq. 1) as the text's vector.
+
+Per text: NFKD-normalised tokens, chunks of whole sentences that fit the model (Fig. 8), the periodic masking
+blueprints [(2,1), (1,1), (1,2), (1,3)] (Fig. 10), 10 epochs of AdamW at lr 0.01 on all inputs as one batch
+(Sec. 2), encoder in eval mode. One embedding per indexed unit however many chunks it has. The batched fast path
+is in :mod:`engine.embed.neural_tune`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from engine.embed import device as devices
+from engine.embed import neural_model
+from engine.embed.neural_inputs import normalise_text, token_chunks
+from engine.embed.neural_tune import TuneSettings, masked_states, micro_tune
+
+log = logging.getLogger(__name__)
+
+# Texts tuned together. On a GPU, large batches keep it busy (the head is small); on a CPU, batching only saves
+# Python overhead, and small batches keep memory low and progress frequent.
+GPU_TEXTS_PER_BATCH = 4096
+CPU_TEXTS_PER_BATCH = 64
+# Masked positions whose vocabulary logits are held at once: 16k x 30k float32 is 2 GB on a GPU; 2k is 250 MB.
+GPU_CHUNK_POSITIONS = 16_384
+CPU_CHUNK_POSITIONS = 2048
+# Tokens per encoder call: a GPU needs big calls to be busy; on a CPU, big calls only cost memory.
+GPU_TOKEN_BUDGET = 65_536
+CPU_TOKEN_BUDGET = 8192
+
+
+class NeuralEmbedder:
+    """The ``neural`` method: bundled MiniLM plus its fitted head, or any local BERT masked-LM folder."""
+
+    name = "neural"
+
+    def __init__(self, model: str | Path | None = None, *, device: str | None = None,
+                 settings: TuneSettings = TuneSettings(), texts_per_batch: int | None = None) -> None:
+        found = devices.detect(device)
+        self.device = found
+        self.settings = settings
+        lm = neural_model.load(model)
+        encoder = lm.encoder.to(found.kind)
+        if found.half:
+            encoder = encoder.half()
+        self.lm = neural_model.MaskedLM(lm.tokenizer, encoder, lm.head.to(found.kind), lm.max_tokens, lm.fingerprint)
+        self.texts_per_batch = texts_per_batch or (GPU_TEXTS_PER_BATCH if found.accelerated else CPU_TEXTS_PER_BATCH)
+        self.chunk_positions = GPU_CHUNK_POSITIONS if found.accelerated else CPU_CHUNK_POSITIONS
+        self.token_budget = GPU_TOKEN_BUDGET if found.accelerated else CPU_TOKEN_BUDGET
+        blueprints = ",".join(f"{k}{m}" for k, m in settings.blueprints)
+        self.fingerprint = f"neural-{lm.fingerprint}-e{settings.epochs}-lr{settings.lr:g}-b{blueprints}"
+        log.info("neural method on %s (%d-d)", found.description, self.dim)
+
+    @property
+    def dim(self) -> int:
+        """Three vectors of the encoder's width, concatenated (Eq. 1)."""
+        return 3 * self.lm.hidden
+
+    def chunks(self, texts: Sequence[str]) -> list[list[list[int]]]:
+        """Token-id chunks per text; the tokenizer runs once over the whole batch, texts too long are re-split."""
+        normalised = [normalise_text(t) for t in texts]
+        whole = self.lm.tokenizer(normalised, add_special_tokens=False)["input_ids"] if normalised else []
+        limit = self.lm.max_tokens
+        return [([ids] if ids else []) if len(ids) <= limit else token_chunks(text, self.lm.tokenize, limit)
+                for text, ids in zip(normalised, whole)]
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """(len(texts), dim) float32 unit rows; a text with no tokens gets a zero row."""
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(texts), self.texts_per_batch):
+            batch = self.chunks(texts[start:start + self.texts_per_batch])
+            states = masked_states(self.lm, batch, self.settings, self.device.kind, token_budget=self.token_budget)
+            vectors = micro_tune(states, self.lm.head, self.settings, chunk_positions=self.chunk_positions,
+                                 half=self.device.half)
+            out[start:start + len(batch)] = vectors.cpu().numpy()
+        return out
