@@ -390,12 +390,19 @@ class _Run:
             return
         docs, self._pending, self._pending_sentences = self._pending, [], 0
         self._report("embedding", docs[-1].path)
-        vectors = self.embedder.encode([s.text for d in docs for s in d.sentences])
+        texts = [s.text for d in docs for s in d.sentences]
+        ids = None
+        if self.facets is not None and self.facets.shares_tokens(self.embedder):
+            # the static model pools the very words the facets cluster: tokenise once for both
+            ids = self.facets.space.ids(texts)
+            vectors = self.facets.space.embedder.embed_ids(*ids)
+        else:
+            vectors = self.embedder.encode(texts)
         removed, new_ids = self.store.write_documents(docs, vectors, self.embedder.name)
         self.vectors.remove(removed)
         self.vectors.add(new_ids, vectors)
         if self.facets is not None:
-            self.facets.write(docs, new_ids)
+            self.facets.write(docs, new_ids, ids)
         self.documents += len(docs)
         self.sentences += int(new_ids.size)
         if time.monotonic() - self._last_save > self.config.save_seconds:
@@ -408,6 +415,8 @@ class _Run:
 
     def _finish(self) -> None:
         self._flush()
+        if self.facets is not None:
+            self.facets.finish()
         self._save()
         self.index._calibrate(self.embedder)
         self._report("done", None)

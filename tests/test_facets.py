@@ -9,11 +9,13 @@ import pytest
 
 from engine import embed
 from engine.facets.explain import Explainer
-from engine.facets.extract import FacetSet, context_words, document_facets, pack, text_facets, unpack
+from engine.facets.extract import (
+    FacetSet, context_words, document_facets, facet_batches, pack, text_facets, unpack,
+)
 from engine.facets.service import load_space
-from engine.index import Index
+from engine.index import Index, IndexConfig
 from engine.store import schema
-from engine.store.database import Store
+from engine.store.database import VECTOR_DTYPE, Store
 
 SPACE = load_space()
 META = embed.load("static").model.meta if SPACE is not None else {}
@@ -137,3 +139,22 @@ def test_word_bridges_split_the_static_cosine_exactly():
     shares = [b.share for b in evidence.bridges]
     assert shares == sorted(shares, reverse=True)
     assert all(b.query_word not in ("the",) for b in evidence.bridges)
+
+
+def test_indexing_tokenises_once_yet_stores_what_separate_passes_give(corpus, index_dir):
+    """Vectors and facets from the shared word ids equal the embedder's and the facet extractor's own."""
+    with Index(index_dir, config=IndexConfig(workers=0)) as index:
+        index.add([corpus])
+        rows = index.store.db.execute("SELECT id, doc_id, text FROM sentences ORDER BY id").fetchall()
+        ids = [r[0] for r in rows]
+        texts = [r[2] for r in rows]
+        _, stored = index.store.vectors("static", ids)
+        stored_facets = index.store.facets(ids)
+    embedder = SPACE.embedder
+    np.testing.assert_array_equal(stored, embedder.encode(texts).astype(VECTOR_DTYPE).astype(np.float32))
+    np.testing.assert_array_equal(embedder.embed_ids(*SPACE.ids(texts)), embedder.encode(texts))
+    alone = document_facets(SPACE, texts, [r[1] for r in rows])
+    assert [stored_facets[i] for i in ids] == [pack(f) for f in alone]
+    words, weights = context_words(SPACE, texts, np.array([r[1] for r in rows]))
+    batch = next(facet_batches(SPACE, words, weights))
+    assert batch.packed() == [pack(f) for f in batch.sets()] == [pack(f) for f in alone]

@@ -111,3 +111,14 @@ def test_search_returns_cosine_similarity_best_first(store):
     assert (np.diff(sims) <= 1e-6).all()
     index.remove([int(ids[7])])
     assert ids[7] not in index.search(v[7], 3)[0]
+
+
+def test_sentences_of_passages_come_in_order_and_use_an_index(store):
+    rng = np.random.default_rng(2)
+    store.write_documents([_doc("/a", ["one", "two", "three"]), _doc("/b", ["four"])], _unit(rng, 4), "m")
+    pids = [r[0] for r in store.db.execute("SELECT id FROM passages ORDER BY id")]
+    got = store.sentences_of_passages([*pids, 999])
+    assert {p: [r["text"] for r in rows] for p, rows in got.items()} == {pids[0]: ["one", "two", "three"], pids[1]: ["four"]}
+    plan = " ".join(r[3] for r in store.db.execute("EXPLAIN QUERY PLAN SELECT * FROM sentences WHERE passage_id = 1"))
+    assert "INDEX" in plan
+    assert store.indexed_count() == 2

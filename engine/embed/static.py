@@ -123,12 +123,20 @@ class StaticEmbedder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """float32 rows, L2-normalised; a text with no known word is a zero row."""
-        texts = list(texts)
-        out = np.empty((len(texts), self.dim), dtype=np.float32)
-        for start in range(0, len(texts), _CHUNK):
-            chunk = texts[start : start + _CHUNK]
-            flat, offsets = self.tokenizer.encode(chunk)
-            out[start : start + len(chunk)] = pool(self.table, flat, offsets)
+        return self.embed_ids(*self.tokenizer.encode(list(texts)))
+
+    def embed_ids(self, flat: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        """:meth:`encode` of texts already tokenised by ``self.tokenizer.encode`` (CSR word ids).
+
+        Indexing tokenises each batch once and hands the same ids to the facets (``engine.facets``), which cluster
+        exactly the words pooled here.
+        """
+        n = offsets.size - 1
+        out = np.empty((n, self.dim), dtype=np.float32)
+        for start in range(0, n, _CHUNK):
+            stop = min(start + _CHUNK, n)
+            lo, hi = offsets[start], offsets[stop]
+            out[start:stop] = pool(self.table, flat[lo:hi], offsets[start : stop + 1] - lo)
         return normalise_rows(out)
 
     def word_vectors(self, words: Sequence[str]) -> np.ndarray:

@@ -7,8 +7,12 @@ the teacher's own normaliser. A word that is not in the vocabulary is cut into t
 trailing pieces are dropped until the remaining prefix is a vocabulary word ("tokeniser" -> token ##ise ##r ->
 "tokenise" -> "token"); a word with no such prefix is skipped.
 
-Tokenisation runs in Rust (``tokenizers``, all cores); Python touches only the rare out-of-vocabulary words, and each
-distinct one once (cached).
+Two implementations of the same steps. :meth:`WordTokenizer.encode_raw` runs the teacher's own normaliser and
+pre-tokeniser (``tokenizers``), which the build pipeline needs to align teacher vectors with words. :meth:`encode`, the
+indexing and query path, maps each character once through the same two steps and then runs on a cached
+``str.translate`` table and ``str.split``: the Rust normaliser and pre-tokeniser cost some 250 µs per sentence through
+their Python binding, the table about a tenth of that, and the tests check that both give the same ids.
+Out-of-vocabulary words are resolved once each, then cached too.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from __future__ import annotations
 import itertools
 import string
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
@@ -26,7 +30,7 @@ UNK = "[UNK]"
 UNK_ID = 0
 PUNCT_ID = 1
 FIRST_WORD_ID = 2
-# Reused across calls; unbounded growth is prevented by clearing it when it gets this large.
+# Out-of-vocabulary words remembered across calls; the memory is cleared when it holds this many.
 _OOV_CACHE_LIMIT = 200_000
 
 
@@ -38,6 +42,51 @@ def is_punctuation(token: str) -> bool:
 def normaliser() -> normalizers.Normalizer:
     """The teacher's normaliser: clean control characters, lowercase, strip accents, space out CJK characters."""
     return normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True, lowercase=True)
+
+
+_NORMALISER = normaliser()
+_SPLITTER = pre_tokenizers.BertPreTokenizer()
+
+
+def _fold_char(ch: str) -> str:
+    """One character as the teacher's normaliser and pre-tokeniser see it: its normalised form, with a space where the
+    pre-tokeniser splits (in place of whitespace, around punctuation).
+
+    Asking ``tokenizers`` itself, once per distinct character, keeps its exact Unicode tables (which are older than
+    Python's): the two paths can then differ only where NFD reorders combining marks across characters.
+    """
+    out = []
+    for c in _NORMALISER.normalize_str(ch):
+        pieces = _SPLITTER.pre_tokenize_str(f"a{c}a")  # one piece: part of a word; two: whitespace; three: punctuation
+        out.append(c if len(pieces) == 1 else " " if len(pieces) == 2 else f" {c} ")
+    return "".join(out)
+
+
+class _CharTable(dict):
+    """``str.translate`` table of :func:`_fold_char`, filled as characters are first seen (a text uses few)."""
+
+    def __missing__(self, code: int) -> str:
+        value = self[code] = _fold_char(chr(code))
+        return value
+
+
+# Shared by every tokenizer: it depends on the normaliser only, not on a vocabulary.
+_CHARS = _CharTable()
+
+
+class _IdTable(dict):
+    """Pre-token -> id with out-of-vocabulary words resolved on first sight; the vocabulary is its starting content."""
+
+    def __init__(self, vocab: dict[str, int], resolve: Callable[[str], int]) -> None:
+        super().__init__(vocab)
+        self._vocab, self._resolve = vocab, resolve
+
+    def __missing__(self, token: str) -> int:
+        if len(self) > len(self._vocab) + _OOV_CACHE_LIMIT:
+            self.clear()
+            self.update(self._vocab)
+        value = self[token] = self._resolve(token)
+        return value
 
 
 class WordTokenizer:
@@ -62,7 +111,7 @@ class WordTokenizer:
         self._wordpiece = models.WordPiece(
             vocab={piece: i for i, piece in enumerate(wordpieces)}, unk_token=UNK, max_input_chars_per_word=100
         )
-        self._oov: dict[str, int] = {}
+        self._ids = _IdTable(vocab, self.resolve_oov)
 
     @property
     def size(self) -> int:
@@ -76,22 +125,18 @@ class WordTokenizer:
 
     def resolve_oov(self, word: str) -> int:
         """Id for a normalised out-of-vocabulary word: longest word-piece prefix in the vocabulary, else PUNCT_ID."""
-        cached = self._oov.get(word)
-        if cached is not None:
-            return cached
-        if len(self._oov) > _OOV_CACHE_LIMIT:
-            self._oov.clear()
-        resolved = PUNCT_ID
         if not is_punctuation(word):
             pieces = [tok.value for tok in self._wordpiece.tokenize(word)]
             for keep in range(len(pieces) - 1, 0, -1):
                 prefix = pieces[0] + "".join(p[2:] if p.startswith("##") else p for p in pieces[1:keep])
                 found = self.word_id(prefix)
                 if found is not None:
-                    resolved = found
-                    break
-        self._oov[word] = resolved
-        return resolved
+                    return found
+        return PUNCT_ID
+
+    def id_of(self, word: str) -> int:
+        """The id :meth:`encode` gives a normalised pre-token: a word id, or PUNCT_ID when it has none (cached)."""
+        return self._ids[word]
 
     def encode_raw(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Ids of every pre-token (UNK_ID and PUNCT_ID included), as (flat ids, per-text start offsets).
@@ -112,14 +157,12 @@ class WordTokenizer:
 
         Returns (flat ids, offsets): text ``i`` owns ``flat[offsets[i]:offsets[i + 1]]``; every id is a word id.
         """
-        flat, offsets = self.encode_raw(texts)
-        unknown = np.flatnonzero(flat == UNK_ID)
-        if unknown.size:
-            owners = np.searchsorted(offsets, unknown, side="right") - 1
-            for owner in np.unique(owners):
-                positions = unknown[owners == owner]
-                words = self.pre_tokens(texts[owner])
-                flat[positions] = [self.resolve_oov(words[p - offsets[owner]]) for p in positions]
+        tokens = [text.translate(_CHARS).split() for text in texts]
+        offsets = np.zeros(len(tokens) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens)), out=offsets[1:])
+        flat = np.fromiter(
+            map(self._ids.__getitem__, itertools.chain.from_iterable(tokens)), dtype=np.int64, count=int(offsets[-1])
+        )
         keep = flat >= FIRST_WORD_ID
         if keep.all():
             return flat, offsets

@@ -9,7 +9,7 @@ SIF-weighted, as the paper does for co-occurring words (Sec. 3.1, Appendix C.1).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,14 +51,17 @@ def empty(dim: int) -> FacetSet:
 
 
 def context_words(space: FacetSpace, texts: Sequence[str], doc_of: np.ndarray | None = None,
-                  max_words: int = MAX_CONTEXT_WORDS) -> tuple[np.ndarray, np.ndarray]:
+                  max_words: int = MAX_CONTEXT_WORDS, *,
+                  ids: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Word ids and weights of each sentence's co-occurrence set, padded: (B, J) ids and (B, J) weights (0 = pad).
 
     ``doc_of`` gives each sentence's document (consecutive sentences of one document are neighbours); None means
     every text stands alone (queries, benchmark pairs). Each distinct word appears once, at its largest weight.
+    ``ids`` are the texts' word ids (``space.ids(texts)``) when the caller has them already: indexing tokenises
+    once for the embedder and the facets.
     """
     n = len(texts)
-    flat, offsets = space.ids(list(texts))
+    flat, offsets = ids if ids is not None else space.ids(list(texts))
     owner = np.repeat(np.arange(n), np.diff(offsets))
     weight = space.sif[flat]
     targets, ids, weights = [owner], [flat], [weight]
@@ -93,9 +96,31 @@ def context_words(space: FacetSpace, texts: Sequence[str], doc_of: np.ndarray | 
     return out_ids, out_weights
 
 
-def facets_of_words(space: FacetSpace, ids: np.ndarray, weights: np.ndarray, k: int = DEFAULT_K) -> list[FacetSet]:
+@dataclass(frozen=True)
+class FacetBatch:
+    """Facets of many texts as arrays: ``centres`` (B, K, E) unit rows heaviest first, ``mass`` (B, K) shares;
+    text ``i`` has ``counts[i]`` facets, its first rows (the rest are below MIN_MASS_SHARE: noise, not facets)."""
+
+    centres: np.ndarray
+    mass: np.ndarray
+    counts: np.ndarray
+
+    def sets(self) -> list[FacetSet]:
+        """One :class:`FacetSet` per text."""
+        return [FacetSet(self.centres[i, :c], self.mass[i, :c]) for i, c in enumerate(self.counts.tolist())]
+
+    def packed(self) -> list[tuple[int, bytes, bytes, bytes]]:
+        """:func:`pack` of every text's facets, quantising the whole batch in one pass."""
+        b, k, e = self.centres.shape
+        q, scales = quantise(self.centres.reshape(b * k, e))
+        q, scales = q.reshape(b, k, e), scales.reshape(b, k)
+        mass = self.mass.astype(np.float32, copy=False)
+        return [(c, q[i, :c].tobytes(), scales[i, :c].tobytes(), mass[i, :c].tobytes())
+                for i, c in enumerate(self.counts.tolist())]
+
+
+def facet_batches(space: FacetSpace, ids: np.ndarray, weights: np.ndarray, k: int = DEFAULT_K) -> Iterator[FacetBatch]:
     """Cluster each row's weighted words into at most ``k`` facets (NNSC, Eq. 1), ``CHUNK`` rows per numpy pass."""
-    out: list[FacetSet] = []
     for start in range(0, ids.shape[0], CHUNK):
         chunk_ids, chunk_weights = ids[start : start + CHUNK], weights[start : start + CHUNK]
         result = cluster(space.unit[chunk_ids], chunk_weights, k)
@@ -104,10 +129,14 @@ def facets_of_words(space: FacetSpace, ids: np.ndarray, weights: np.ndarray, k: 
         norms = np.linalg.norm(result.centres, axis=2, keepdims=True)
         unit = np.divide(result.centres, norms, out=np.zeros_like(result.centres), where=norms > 0)
         order = np.argsort(-share, axis=1, kind="stable")
-        for row in range(chunk_ids.shape[0]):
-            picks = order[row][share[row, order[row]] >= MIN_MASS_SHARE]
-            out.append(FacetSet(unit[row, picks], share[row, picks]))
-    return out
+        share = np.take_along_axis(share, order, axis=1)
+        unit = np.take_along_axis(unit, order[:, :, None], axis=1)
+        yield FacetBatch(unit, share, (share >= MIN_MASS_SHARE).sum(axis=1))
+
+
+def facets_of_words(space: FacetSpace, ids: np.ndarray, weights: np.ndarray, k: int = DEFAULT_K) -> list[FacetSet]:
+    """:func:`facet_batches` as one :class:`FacetSet` per row."""
+    return [f for batch in facet_batches(space, ids, weights, k) for f in batch.sets()]
 
 
 def document_facets(space: FacetSpace, texts: Sequence[str], doc_of: Sequence[int] | np.ndarray,
@@ -130,8 +159,8 @@ def text_facets(space: FacetSpace, texts: Sequence[str], k: int = DEFAULT_K) -> 
 # -- storage ------------------------------------------------------------------------------------------------------
 def pack(facets: FacetSet) -> tuple[int, bytes, bytes, bytes]:
     """(k, int8 centres, float32 row scales, float32 masses) for the facets table: about dim bytes per facet."""
-    q, scales = quantise(facets.centres) if facets.k else (np.zeros((0, 0), np.int8), np.zeros(0, np.float32))
-    return facets.k, q.tobytes(), scales.tobytes(), facets.mass.astype(np.float32).tobytes()
+    batch = FacetBatch(facets.centres[None], facets.mass[None], np.array([facets.k]))
+    return batch.packed()[0]
 
 
 def unpack(k: int, centres: bytes, scales: bytes, mass: bytes, dim: int) -> FacetSet:

@@ -47,17 +47,28 @@ def solve_codes(centres: np.ndarray, words: np.ndarray, weights: np.ndarray, *, 
     """
     gram = centres @ centres.transpose(0, 2, 1)  # (B, K, K)
     target = centres @ words.transpose(0, 2, 1)  # (B, K, J)
-    scale = (2.0 * weights)[:, None, :].astype(np.float32)  # d/dM of weights_j ||C m_j - w_j||^2 is 2 w_j (G m_j - C^T w_j)
+    # d/dM of weights_j ||C m_j - w_j||^2 is 2 w_j (G m_j - C^T w_j); spelled out per centre, as broadcasting the
+    # (B, 1, J) weights in every step costs three times a plain product
+    scale = np.repeat((2.0 * weights)[:, None, :].astype(np.float32), target.shape[1], axis=1)
     codes = np.zeros_like(target) if init is None else init.astype(np.float32, copy=True)
     square = np.zeros_like(codes)
+    # Indexing runs this on thousands of problems at once, so every step works in place on preallocated buffers:
+    # the arithmetic is the torch RMSprop update, without a temporary array per operator.
+    grad, step = np.empty_like(codes), np.empty_like(codes)
     for _ in range(steps):
-        grad = gram @ codes
+        np.matmul(gram, codes, out=grad)
         grad -= target
         grad *= scale
         grad += lam
         square *= RMS_DECAY
-        square += (1.0 - RMS_DECAY) * grad * grad
-        codes -= LEARNING_RATE * grad / (np.sqrt(square) + RMS_EPS)
+        np.multiply(grad, grad, out=step)
+        step *= 1.0 - RMS_DECAY
+        square += step
+        np.sqrt(square, out=step)
+        step += RMS_EPS
+        np.divide(grad, step, out=step)
+        step *= LEARNING_RATE
+        codes -= step
         np.clip(codes, 0.0, 1.0, out=codes)
     codes *= weights[:, None, :] > 0  # padding words have no coefficients
     return codes
@@ -89,6 +100,26 @@ class Clusters:
     mass: np.ndarray
 
 
+def _inverse(system: np.ndarray) -> np.ndarray:
+    """Inverses of a batch of small symmetric positive definite matrices (B, K, K), by Gauss-Jordan elimination.
+
+    One numpy pass per column over the whole batch: ``np.linalg.solve`` calls LAPACK once per 5 x 5 matrix, which
+    cost more than the clustering arithmetic. No pivoting is needed: the ridge keeps every pivot positive.
+    """
+    b, k, _ = system.shape
+    a = system.astype(np.float64)  # K Gauss-Jordan steps in float32 lose digits the centre update needs
+    inverse = np.broadcast_to(np.eye(k), (b, k, k)).copy()
+    for i in range(k):
+        pivot = a[:, i, i, None].copy()
+        a[:, i] /= pivot
+        inverse[:, i] /= pivot
+        factor = a[:, :, i, None].copy()
+        factor[:, i] = 0.0
+        a -= factor * a[:, i, None, :]
+        inverse -= factor * inverse[:, i, None, :]
+    return inverse.astype(np.float32)
+
+
 def _seed(words: np.ndarray, weights: np.ndarray, k: int) -> np.ndarray:
     """K starting centres per problem, chosen among its words: heaviest first, then weighted farthest-point.
 
@@ -104,7 +135,7 @@ def _seed(words: np.ndarray, weights: np.ndarray, k: int) -> np.ndarray:
         pick = score.argmax(axis=1)
         alive = score[rows, pick] > 1e-6
         centres[:, i] = words[rows, pick] * alive[:, None]
-        cosine = np.einsum("bje,be->bj", words, centres[:, i])
+        cosine = np.matmul(words, centres[:, i, :, None])[:, :, 0]
         np.minimum(distance, np.where(alive[:, None], 1.0 - cosine, distance), out=distance)
         np.maximum(distance, 0.0, out=distance)
     return centres
@@ -128,7 +159,7 @@ def cluster(words: np.ndarray, weights: np.ndarray, k: int, *, rounds: int = CLU
         codes = solve_codes(centres, words, weights, steps=steps, init=codes)
         weighted = codes * weights[:, None, :]  # M S
         system = weighted @ codes.transpose(0, 2, 1) + eye  # (B, K, K)
-        updated = np.linalg.solve(system, weighted @ words)  # (B, K, E)
+        updated = _inverse(system) @ (weighted @ words)  # (B, K, E)
         keep = (weighted.sum(axis=2) > 1e-6) & alive
         centres = np.where(keep[:, :, None], updated, centres).astype(np.float32)
     codes = solve_codes(centres, words, weights, steps=steps, init=codes)

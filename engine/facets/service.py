@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 
 import numpy as np
@@ -12,7 +13,7 @@ import numpy as np
 from engine import embed
 from engine.errors import MethodUnavailableError
 from engine.facets.explain import Explainer
-from engine.facets.extract import DEFAULT_K, FacetSet, document_facets, pack, unpack
+from engine.facets.extract import DEFAULT_K, FacetSet, context_words, document_facets, empty, facet_batches, unpack
 from engine.facets.space import FacetSpace
 from engine.search.results import SearchResult
 from engine.store.database import NewDocument, Store
@@ -38,11 +39,20 @@ def load_space() -> FacetSpace | None:
 
 
 class FacetWriter:
-    """Computes and stores the facets of newly indexed sentences (called once per indexing batch)."""
+    """Computes and stores the facets of newly indexed sentences (called once per indexing batch).
+
+    The clustering runs on a background thread while the indexer embeds and writes the next batch: numpy releases
+    the GIL in its array loops, so on a 2-core machine the facets use the core that the reader process leaves idle
+    instead of adding their time to the indexer's. Each batch's facets are stored (by the caller's thread, which owns
+    the database) at the next :meth:`write` or at :meth:`finish`; a batch lost to a crash is recomputed at query time
+    (:func:`facets_of_sentences`).
+    """
 
     def __init__(self, store: Store, space: FacetSpace, k: int = DEFAULT_K) -> None:
         self.store, self.space, self.k = store, space, k
         self.seconds = 0.0
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="quire-facets")
+        self._pending: Future[list[tuple]] | None = None
         fingerprint = space.embedder.fingerprint
         if store.get_meta(FACETS_MODEL_KEY) != fingerprint:
             store.clear_facets()  # computed in another model's word space: meaningless now
@@ -55,14 +65,43 @@ class FacetWriter:
         space = load_space()
         return cls(store, space) if space is not None else None
 
-    def write(self, docs: Sequence[NewDocument], sentence_ids: np.ndarray) -> None:
-        """Facets of every sentence of ``docs`` (ids in the same order), neighbours taken within each document."""
-        started = time.perf_counter()
+    def write(self, docs: Sequence[NewDocument], sentence_ids: np.ndarray,
+              ids: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        """Start on the facets of every sentence of ``docs`` (ids in the same order), neighbours taken within each
+        document; the previous batch's are stored first.
+
+        ``ids`` are the sentences' word ids from ``self.space.ids`` when the caller has them (see ``Index``).
+        """
+        self.store_pending()
         texts = [s.text for d in docs for s in d.sentences]
-        doc_of = np.repeat(np.arange(len(docs)), [len(d.sentences) for d in docs])
-        facets = document_facets(self.space, texts, doc_of, self.k)
-        self.store.add_facets((int(sid), *pack(f)) for sid, f in zip(sentence_ids.tolist(), facets))
+        if texts:
+            doc_of = np.repeat(np.arange(len(docs)), [len(d.sentences) for d in docs])
+            self._pending = self._pool.submit(self._rows, texts, doc_of, ids, sentence_ids.tolist())
+
+    def _rows(self, texts: list[str], doc_of: np.ndarray, ids: tuple[np.ndarray, np.ndarray] | None,
+              sentence_ids: list[int]) -> list[tuple]:
+        started = time.perf_counter()
+        words, weights = context_words(self.space, texts, doc_of, ids=ids)
+        packed = [row for batch in facet_batches(self.space, words, weights, self.k) for row in batch.packed()]
         self.seconds += time.perf_counter() - started
+        return [(sid, *row) for sid, row in zip(sentence_ids, packed)]
+
+    def store_pending(self) -> None:
+        """Wait for the batch in progress, if any, and store its facets."""
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            self.store.add_facets(pending.result())
+
+    def finish(self) -> None:
+        """Store the last batch and stop the background thread."""
+        try:
+            self.store_pending()
+        finally:
+            self._pool.shutdown(wait=True)
+
+    def shares_tokens(self, embedder: object) -> bool:
+        """True when ``embedder`` is the static model facets use, so one tokenisation can serve both."""
+        return embedder is self.space.embedder
 
 
 def facets_of_sentences(store: Store, space: FacetSpace, rows: Sequence[dict]) -> list[FacetSet]:
@@ -76,20 +115,22 @@ def facets_of_sentences(store: Store, space: FacetSpace, rows: Sequence[dict]) -
             out.append(unpack(*found, dim=space.dim))
             continue
         around = store.neighbours(row["doc_id"], row["ordinal"], 1)
-        position = next(i for i, n in enumerate(around) if n["id"] == row["id"])
+        position = next((i for i, n in enumerate(around) if n["id"] == row["id"]), None)
+        if position is None:  # re-indexed since the search found it
+            out.append(empty(space.dim))
+            continue
         out.append(document_facets(space, [n["text"] for n in around], [0] * len(around))[position])
     return out
 
 
-def annotate(store: Store, space: FacetSpace, query: str, results: Sequence[SearchResult]) -> list[SearchResult]:
-    """``results`` with their facet chips and facet explanation filled in (one label search for all of them)."""
-    rows = [store.sentence_at(r.path, r.ordinal) for r in results]
-    present = [(r, row) for r, row in zip(results, rows) if row is not None]  # a row vanishes if re-indexed meanwhile
-    if not present:
+def annotate(store: Store, space: FacetSpace, query: str, results: Sequence[SearchResult],
+             rows: Sequence[dict]) -> list[SearchResult]:
+    """``results`` with their facet chips and facet explanation filled in (one label search for all of them).
+
+    ``rows`` are the results' sentence rows (id, doc_id, ordinal, text), which the searcher already holds.
+    """
+    if not results:
         return list(results)
-    explained = Explainer(space, query).explain(
-        [row["text"] for _, row in present], facets_of_sentences(store, space, [row for _, row in present])
-    )
-    done = {id(r): replace(r, facets=chips, explanation=replace(r.explanation, facets=evidence))
-            for (r, _), (chips, evidence) in zip(present, explained)}
-    return [done.get(id(r), r) for r in results]
+    explained = Explainer(space, query).explain([row["text"] for row in rows], facets_of_sentences(store, space, rows))
+    return [replace(r, facets=chips, explanation=replace(r.explanation, facets=evidence))
+            for r, (chips, evidence) in zip(results, explained)]

@@ -97,12 +97,9 @@ class FacetSpace:
         """
         out = []
         for word, start, end in words(text):
-            folded = fold(word)
-            token_id = self.tokenizer.word_id(folded)
-            if token_id is None:
-                token_id = self.tokenizer.resolve_oov(folded)
-                if token_id < FIRST_WORD_ID:
-                    continue
+            token_id = self.tokenizer.id_of(fold(word))
+            if token_id < FIRST_WORD_ID:
+                continue
             out.append(Token(token_id, word, start, end))
         return out
 

@@ -28,6 +28,9 @@ _TITLES = frozenset(
 _BEFORE_NUMBER = frozenset("no p art ch sec ref op".split())
 _LAST_WORD = re.compile(r"(\w+)\.\s*$")
 _INITIAL = re.compile(r"(?:^|\s)[A-Z]\.\s*$")
+# Characters of a sentence's end (and of the next one's start) that the abbreviation repair looks at: far more than
+# the longest abbreviation plus trailing space.
+_TAIL_CHARS = 32
 _BLOCK_BREAK = re.compile(r"\n[ \t]*\n+")
 # A line this short that does not end in punctuation is a heading, not a wrapped line.
 _HEADING_MAX_WORDS = 8
@@ -78,13 +81,22 @@ def _ends_with_abbreviation(piece: str, following: str) -> bool:
     return word in _BEFORE_NUMBER and following[:1].isdigit()
 
 
+def _tail(text: str, start: int, end: int) -> str:
+    """The end of ``text[start:end]``, all the abbreviation rules look at.
+
+    Their end-anchored regexes would otherwise be tried at every character of the sentence (and merged pieces keep
+    growing). A cut-off start is marked with a word character, so it reads as neither a word start nor the string's.
+    """
+    return text[start:end] if end - start <= _TAIL_CHARS else "x" + text[end - _TAIL_CHARS : end]
+
+
 def _repair(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     merged: list[tuple[int, int]] = []
     for start, end in spans:
         if merged:
             prev_start, prev_end = merged[-1]
-            following = text[start:end].lstrip("\"'“‘(")
-            if following[:1].islower() or _ends_with_abbreviation(text[prev_start:prev_end], following):
+            following = text[start : min(end, start + _TAIL_CHARS)].lstrip("\"'“‘(")
+            if following[:1].islower() or _ends_with_abbreviation(_tail(text, prev_start, prev_end), following):
                 merged[-1] = (prev_start, end)
                 continue
         merged.append((start, end))

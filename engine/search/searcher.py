@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -57,6 +57,7 @@ class _Doc:
     sem_sentence: int | None = None
     sem_cosine: float = -1.0
     sem_score: float = -1.0
+    sem_row: dict | None = None
     boilerplate: bool = False
     lex_passage: int | None = None
     lex_score: float = 0.0
@@ -99,33 +100,35 @@ class Searcher:
             stems = self._lexical(query, docs)
         else:
             stems = {t.stem: t for t in T.query_terms(query)}
-        ranked = self._fuse(docs, mode)
+        ranked = self._fuse(docs, mode)[: 3 * k + 10]
         idf = self._idf(stems)
-        results: list[SearchResult] = []
+        meta = self.store.documents_by_id([d.doc_id for d in ranked])
+        # the candidate sentences of all ranked documents, and their vectors, fetched at once rather than per document
+        passages = self.store.sentences_of_passages([d.lex_passage for d in ranked if d.lex_passage is not None])
+        candidates = {d.doc_id: _candidates(d, passages) for d in ranked}
+        cosines = self._cosines(query_vectors, [c["id"] for rows in candidates.values() for c in rows])
+        picked: list[tuple[SearchResult, dict]] = []
         seen_hashes: dict[str, int] = {}
-        meta = self.store.documents_by_id([d.doc_id for d in ranked[: 3 * k + 10]])
-        for doc in ranked[: 3 * k + 10]:
+        for doc in ranked:
             record = meta.get(doc.doc_id)
-            if record is None:
+            if record is None or not candidates[doc.doc_id]:
                 continue  # deleted while we were ranking
             if record["hash"] in seen_hashes:
-                first = results[seen_hashes[record["hash"]]]
-                results[seen_hashes[record["hash"]]] = _with_duplicate(first, record["path"])
+                position = seen_hashes[record["hash"]]
+                picked[position] = (_with_duplicate(picked[position][0], record["path"]), picked[position][1])
                 continue
-            result = self._result(doc, record, mode, query_vectors, stems, idf)
-            if result is None:
-                continue
-            seen_hashes[record["hash"]] = len(results)
-            results.append(result)
-            if len(results) >= k and not include_weak and sum(not r.weak for r in results) >= k:
+            seen_hashes[record["hash"]] = len(picked)
+            picked.append(self._result(doc, record, mode, candidates[doc.doc_id], cosines, stems, idf))
+            if len(picked) >= k and not include_weak and sum(not r.weak for r, _ in picked) >= k:
                 break
-        strong = [r for r in results if not r.weak]
-        shown = results[:k] if include_weak else strong[:k]
-        if self.facets is not None and shown:
-            shown = annotate(self.store, self.facets, query, shown)
+        strong = [p for p in picked if not p[0].weak]
+        shown = picked[:k] if include_weak else strong[:k]
+        results = [self._with_context(r, row) for r, row in shown]
+        if self.facets is not None and results:
+            results = annotate(self.store, self.facets, query, results, [row for _, row in shown])
         return SearchResponse(
-            query=query, mode=mode, method=self.embedder.name if self.embedder else "", results=tuple(shown),
-            nothing_relevant=not strong, weak_hidden=0 if include_weak else len(results) - len(strong),
+            query=query, mode=mode, method=self.embedder.name if self.embedder else "", results=tuple(results),
+            nothing_relevant=not strong, weak_hidden=0 if include_weak else len(picked) - len(strong),
             seconds=time.perf_counter() - started, notes=tuple(notes),
         )
 
@@ -156,13 +159,13 @@ class Searcher:
             penalised = sim * (BOILERPLATE_PENALTY if row["hash"] in boiler else 1.0)
             doc = docs.setdefault(row["doc_id"], _Doc(row["doc_id"]))
             if penalised > doc.sem_score:
-                doc.sem_score, doc.sem_cosine, doc.sem_sentence = penalised, sim, sid
+                doc.sem_score, doc.sem_cosine, doc.sem_sentence, doc.sem_row = penalised, sim, sid, row
                 doc.boilerplate = row["hash"] in boiler
         return vectors
 
     def _boilerplate(self, hashes: set[int]) -> set[int]:
         counts = self.store.hash_document_counts(list(hashes))
-        total = max(1, self.store.stats()["indexed"])
+        total = max(1, self.store.indexed_count())
         return {
             h for h, n in counts.items()
             if n >= BOILERPLATE_DOCS or (n >= BOILERPLATE_MIN_DOCS and n / total >= BOILERPLATE_SHARE)
@@ -204,32 +207,22 @@ class Searcher:
 
     # -- one result -------------------------------------------------------------------------------------------
     def _result(
-        self, doc: _Doc, record: dict, mode: Mode, query_vectors: np.ndarray | None,
+        self, doc: _Doc, record: dict, mode: Mode, candidates: list[dict], cosines: dict[int, float],
         stems: dict[str, T.Term], idf: dict[str, float],
-    ) -> SearchResult | None:
-        candidates: list[dict] = []
-        if doc.lex_passage is not None:
-            candidates = self.store.sentences_of_passage(doc.lex_passage)
-        if doc.sem_sentence is not None:
-            candidates += [r for r in self.store.sentences_by_id([doc.sem_sentence]).values()]
-        if not candidates:
-            return None
-        cosines = self._cosines(query_vectors, [c["id"] for c in candidates])
-        stem_set = set(stems)
-
-        def lexical_mass(row: dict) -> float:
-            return sum(idf.get(s, 0.0) for s in {m[2] for m in T.matches(row["text"], stem_set)})
-
+    ) -> tuple[SearchResult, dict]:
+        """The result for one document (context left empty: only shown results get it) and its best sentence row."""
+        stem_set = frozenset(stems)
+        spans = {c["id"]: T.matches(c["text"], stem_set) for c in candidates}
+        found = {c["id"]: {m[2] for m in spans[c["id"]]} for c in candidates}
+        mass = {sid: sum(idf.get(s, 0.0) for s in matched) for sid, matched in found.items()}
         if doc.sem_sentence is not None and mode is Mode.SEMANTIC:
-            best = next(c for c in candidates if c["id"] == doc.sem_sentence)
+            best = doc.sem_row
         else:
             # the sentence with most informative query words, then the most similar one
-            best = max(candidates, key=lambda c: (round(lexical_mass(c), 6), cosines.get(c["id"], -1.0)))
-            if lexical_mass(best) == 0 and doc.sem_sentence is not None:
-                best = next(c for c in candidates if c["id"] == doc.sem_sentence)
-        spans = T.matches(best["text"], stem_set)
-        passage_text = " ".join(c["text"] for c in candidates)
-        matched_stems = {m[2] for m in T.matches(passage_text, stem_set)}
+            best = max(candidates, key=lambda c: (round(mass[c["id"]], 6), cosines.get(c["id"], -1.0)))
+            if mass[best["id"]] == 0 and doc.sem_sentence is not None:
+                best = doc.sem_row
+        matched_stems = set().union(*found.values())
         total_idf = sum(idf.values())
         coverage = sum(idf.get(s, 0.0) for s in matched_stems) / total_idf if total_idf else 0.0
         similarity = cosines.get(best["id"])
@@ -251,17 +244,24 @@ class Searcher:
             } if mode is Mode.HYBRID else {},
             boilerplate=doc.boilerplate,
         )
-        neighbours = self.store.neighbours(best["doc_id"], best["ordinal"], CONTEXT_RADIUS)
         score = {Mode.HYBRID: doc.fused, Mode.SEMANTIC: doc.sem_cosine, Mode.LEXICAL: doc.lex_score}[mode]
-        return SearchResult(
+        result = SearchResult(
             path=record["path"], title=record["title"] or "", score=round(float(score), 6),
             similarity=None if similarity is None else round(float(similarity), 4),
             sentence=best["text"], start=best["start"], end=best["end"], page=best["page"], ordinal=best["ordinal"],
-            context_before=tuple(n["text"] for n in neighbours if n["ordinal"] < best["ordinal"]),
-            context_after=tuple(n["text"] for n in neighbours if n["ordinal"] > best["ordinal"]),
-            highlights=tuple(Highlight(a, b, s, 1.0) for a, b, s in spans),
+            context_before=(), context_after=(),
+            highlights=tuple(Highlight(a, b, s, 1.0) for a, b, s in spans[best["id"]]),
             explanation=explanation,
             weak=self._weak(mode, similarity, coverage, doc),
+        )
+        return result, best
+
+    def _with_context(self, result: SearchResult, row: dict) -> SearchResult:
+        neighbours = self.store.neighbours(row["doc_id"], row["ordinal"], CONTEXT_RADIUS)
+        return replace(
+            result,
+            context_before=tuple(n["text"] for n in neighbours if n["ordinal"] < row["ordinal"]),
+            context_after=tuple(n["text"] for n in neighbours if n["ordinal"] > row["ordinal"]),
         )
 
     def _cosines(self, query_vectors: np.ndarray | None, sentence_ids: list[int]) -> dict[int, float]:
@@ -291,7 +291,13 @@ def _rrf(rank: int | None, weight: float) -> float:
     return 0.0 if rank is None else weight / (RRF_K + rank)
 
 
-def _with_duplicate(result: SearchResult, path: str) -> SearchResult:
-    from dataclasses import replace
+def _candidates(doc: _Doc, passages: dict[int, list[dict]]) -> list[dict]:
+    """The sentences a document may be shown by: its best lexical passage's and its best semantic sentence."""
+    rows = list(passages.get(doc.lex_passage, ())) if doc.lex_passage is not None else []
+    if doc.sem_row is not None and all(r["id"] != doc.sem_row["id"] for r in rows):
+        rows.append(doc.sem_row)
+    return rows
 
+
+def _with_duplicate(result: SearchResult, path: str) -> SearchResult:
     return replace(result, duplicates=(*result.duplicates, path))

@@ -41,6 +41,8 @@ class Term:
 
 def fold(word: str) -> str:
     """Lowercase and strip diacritics, as ``remove_diacritics 2`` does."""
+    if word.isascii():  # nothing to decompose: the common case costs one C call instead of a per-character loop
+        return word.lower()
     decomposed = unicodedata.normalize("NFKD", word.lower())
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
@@ -79,9 +81,41 @@ def fts_query(text: str) -> str | None:
     return " OR ".join(parts) if parts else None
 
 
-def matches(text: str, stems: set[str]) -> list[tuple[int, int, str]]:
+def _prefix(stem_: str) -> str:
+    """What every word stemming to ``stem_`` starts with (folded).
+
+    Porter keeps a word's start and rewrites at most the last three letters of what remains ("happy" -> "happi",
+    "ability" -> "abil"; checked on the 110k distinct words of the enwiki sample and the static vocabulary).
+    """
+    return stem_[: max(1, len(stem_) - 3)]
+
+
+@lru_cache(maxsize=256)
+def _candidates(stems: frozenset[str], ascii_text: bool) -> re.Pattern | None:
+    """Words that may stem to one of ``stems``, so that the regex engine skips every other word without Python.
+
+    For lowercased ASCII text that is a word starting with a stem's :func:`_prefix`; otherwise also any case of it,
+    and any word with a non-ASCII letter (whose folded form only :func:`fold` can tell). None: no stem to look for.
+    """
+    prefixes = {_prefix(s) for s in stems if s}
+    if not prefixes:
+        return None
+    alternatives = [f"(?:{'|'.join(map(re.escape, sorted(prefixes, key=len, reverse=True)))})\\w*"]
+    if not ascii_text:
+        alternatives.append(r"\w*[^\W\x00-\x7f]\w*")
+    return re.compile(r"\b(?:" + "|".join(alternatives) + ")", 0 if ascii_text else re.IGNORECASE)
+
+
+def matches(text: str, stems: set[str] | frozenset[str]) -> list[tuple[int, int, str]]:
     """(start, end, stem) of the words of ``text`` whose stem is in ``stems``: what to highlight."""
-    # Porter rewrites suffixes only, so a word's first two letters survive stemming: words that cannot match are
-    # passed over without running the (pure Python) stemmer, which dominated query time on long passages
-    heads = {s[:2] for s in stems}
-    return [(a, b, stem(w)) for w, a, b in words(text) if fold(w[:2])[:2] in heads and stem(w) in stems]
+    # the (pure Python) stemmer runs only on words that start like a query stem: it dominated query time otherwise
+    ascii_text = text.isascii()  # then lowercasing keeps every offset, and a case-sensitive scan is faster
+    pattern = _candidates(frozenset(stems), ascii_text)  # a frozenset argument is reused as is: pass one per query
+    if pattern is None:
+        return []
+    out = []
+    for m in pattern.finditer(text.lower() if ascii_text else text):
+        found = stem(m.group())
+        if found and found in stems:
+            out.append((m.start(), m.end(), found))
+    return out

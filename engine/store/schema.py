@@ -56,6 +56,9 @@ def create(db: sqlite_utils.Database) -> None:
     )
     db["sentences"].create_index(["doc_id", "ordinal"], unique=True, if_not_exists=True)
     db["sentences"].create_index(["hash"], if_not_exists=True)
+    # search fetches the sentences of its best passages; without this index each fetch scans every sentence.
+    # create() runs at every open, so indexes made before it was added get it then.
+    db["sentences"].create_index(["passage_id"], if_not_exists=True)
     db["passages"].create(
         {"id": int, "doc_id": int, "first": int, "last": int}, pk="id", if_not_exists=True
     )
