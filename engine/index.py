@@ -257,8 +257,9 @@ class Index:
 
     # -- reading --------------------------------------------------------------------------------------------------
     def search(self, query: str, *, k: int = 10, mode: Mode | str = Mode.HYBRID, method: str | None = None,
-               include_weak: bool = False) -> SearchResponse:
-        """Ranked documents for ``query`` (see :class:`engine.search.searcher.Searcher`)."""
+               include_weak: bool = False, explain: bool = True) -> SearchResponse:
+        """Ranked documents for ``query`` (see :class:`engine.search.searcher.Searcher`; ``explain=False`` leaves out
+        facet explanations and context, for tools that only read the ranking)."""
         mode = Mode(mode)
         if method and method != self.method:
             raise MethodMismatchError(
@@ -273,8 +274,8 @@ class Index:
                 vectors = self._vector_index(embedder)
             stored = self.store.get_meta(f"calibration:{embedder.name}")
             calibration = Calibration.from_meta({k_: v for k_, v in stored.items() if k_ != "sentences"} if stored else None)
-        return Searcher(self.store, vectors, embedder, calibration, facets=load_space()).search(
-            query, k=k, mode=mode, include_weak=include_weak
+        return Searcher(self.store, vectors, embedder, calibration, facets=load_space() if explain else None).search(
+            query, k=k, mode=mode, include_weak=include_weak, explain=explain
         )
 
     def status(self, *, files: bool = False) -> IndexStatus:

@@ -93,6 +93,22 @@ def test_batch_search(db: Path, tmp_path: Path) -> None:
     assert lines[2]["results"][0]["path"].endswith("pasta.html")
 
 
+def test_no_explain_keeps_the_ranking_and_drops_facets(db: Path, tmp_path: Path) -> None:
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in
+                               enumerate([RIGEL, "echolocation porpoises", "book a hospital appointment"])))
+    common = ("search", "--queries", str(queries), "--db", str(db), "-k", "5", "--all")
+    explained = [json.loads(line) for line in run(*common)[1].splitlines()]
+    code, out = run(*common, "--no-explain")
+    assert code == 0, out
+    plain = [json.loads(line) for line in out.splitlines()]
+    assert any(r["facets"] for line in explained for r in line["results"])  # so the comparison below can fail
+    for full, bare in zip(explained, plain, strict=True):
+        assert [(r["path"], r["score"], r["sentence"], r["start"], r["end"]) for r in bare["results"]] == [
+            (r["path"], r["score"], r["sentence"], r["start"], r["end"]) for r in full["results"]]
+        assert all(r["facets"] == [] and r["explanation"]["facets"] is None for r in bare["results"])
+
+
 def test_batch_search_rejects_a_malformed_file_before_searching(db: Path, tmp_path: Path) -> None:
     queries = tmp_path / "q.jsonl"
     queries.write_text(json.dumps({"id": 1, "text": RIGEL}) + "\n{not json\n")

@@ -158,3 +158,19 @@ def test_indexing_tokenises_once_yet_stores_what_separate_passes_give(corpus, in
     words, weights = context_words(SPACE, texts, np.array([r[1] for r in rows]))
     batch = next(facet_batches(SPACE, words, weights))
     assert batch.packed() == [pack(f) for f in batch.sets()] == [pack(f) for f in alone]
+
+
+def test_labelling_many_centres_at_once_equals_one_at_a_time():
+    """Explanations label the query's and all results' centres in one product; batching must not change a label."""
+    texts = [HOSPITAL, "The river flooded the valley after heavy rain.", "Investors sold shares as rates rose."]
+    centres = np.concatenate([f.centres for f in text_facets(SPACE, texts)])
+    together = SPACE.labels(centres)
+    alone = [SPACE.labels(row[None, :])[0] for row in centres]
+    assert len(together) == centres.shape[0] > len(texts)
+    for batch, single in zip(together, alone):
+        assert [w for w, _ in batch] == [w for w, _ in single]
+        assert [s for _, s in batch] == pytest.approx([s for _, s in single], abs=1e-4)
+        assert [s for _, s in batch] == sorted((s for _, s in batch), reverse=True)
+    query = "texting the doctor"
+    chip = Explainer(SPACE, query).explain([HOSPITAL], text_facets(SPACE, [HOSPITAL]))[0][0][0]
+    assert chip.query_label in {words[0][0] for words in SPACE.labels(text_facets(SPACE, [query])[0].centres)}

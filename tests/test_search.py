@@ -62,3 +62,14 @@ def test_context_surrounds_the_best_sentence(idx: Index) -> None:
     assert best.sentence == sentence
     assert best.context_before[-1] == "Porpoises are small toothed whales that live in the ocean."
     assert best.context_after == ("Fishing nets kill thousands of harbour porpoises every year.",)
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "semantic", "lexical"])
+def test_search_without_explanations_ranks_the_same(idx: Index, mode: str) -> None:
+    query = "whales hunting fish with sound"
+    full = idx.search(query, k=5, mode=mode, include_weak=True)
+    bare = idx.search(query, k=5, mode=mode, include_weak=True, explain=False)
+    assert full.results  # so the comparison below can fail
+    assert [(r.path, r.score, r.sentence, r.start, r.end) for r in bare.results] == [
+        (r.path, r.score, r.sentence, r.start, r.end) for r in full.results]
+    assert all(r.facets == () and r.explanation.facets is None and not r.context_before for r in bare.results)

@@ -124,15 +124,16 @@ def build(files: Files, db: Path, method: str, *, timeout: float) -> Built:
 
 def search(built: Built, files: Files, queries: dict[str, str], mode: str, *, timeout: float,
            depth: int = DEPTH) -> dict[str, list[str]]:
-    """Ranked doc ids per query from one `quire search --queries FILE --all` run (weak matches kept: a ranking
-    metric needs the whole ranking). A result's duplicates (same content) follow it in the ranking."""
+    """Ranked doc ids per query from one `quire search --queries FILE --all --no-explain` run (weak matches kept: a
+    ranking metric needs the whole ranking; explanations left out: a ranking metric reads none of them). A result's
+    duplicates (same content) follow it in the ranking."""
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", encoding="utf-8", delete=False) as handle:
         for qid, text in queries.items():
             handle.write(json.dumps({"id": qid, "text": text}) + "\n")
         path = Path(handle.name)
     try:
         run = run_cli(["search", "--queries", str(path), "--db", str(built.db), "--mode", mode, "-k", str(depth),
-                       "--all", "--json"], timeout=timeout)
+                       "--all", "--no-explain", "--json"], timeout=timeout)
     finally:
         path.unlink()
     rankings: dict[str, list[str]] = {}

@@ -30,12 +30,11 @@ DIGITS = 4
 
 @dataclass(frozen=True)
 class QueryFacets:
-    """What an explanation needs of the query, computed once per search."""
+    """What an explanation needs of the query, computed once per search (labels come with the results' labels)."""
 
     text: str
     tokens: tuple[Token, ...]
     facets: FacetSet
-    labels: tuple[str, ...]
     word_sum: np.ndarray
 
 
@@ -46,25 +45,29 @@ class Explainer:
         self.space = space
         tokens = tuple(t for t in space.tokens(query) if space.content[t.id])
         facets = text_facets(space, [query], k)[0]
-        labels = tuple(words[0][0] if words else "" for words in space.labels(facets.centres, top=1))
         ids, _ = space.ids([query])
-        self.query = QueryFacets(query, tokens, facets, labels, space.embedder.table[ids].sum(axis=0))
+        self.query = QueryFacets(query, tokens, facets, space.embedder.table[ids].sum(axis=0))
         self._query_ids = ids
 
     def explain(self, sentences: Sequence[str], facets: Sequence[FacetSet]) -> list[tuple[tuple[Facet, ...], FacetExplanation]]:
-        """Chips and facet evidence for each (sentence text, its facets); one label search for all of them."""
-        all_centres = np.concatenate([f.centres for f in facets]) if facets else np.zeros((0, self.space.dim))
-        all_labels = self.space.labels(all_centres)
+        """Chips and facet evidence for each (sentence text, its facets).
+
+        The query's and every result's facet centres are labelled in one matrix product against the label
+        vocabulary, the dominant cost of an explanation (see ``engine.facets.space.LABEL_VOCABULARY``).
+        """
+        q = self.query.facets
+        all_labels = self.space.labels(np.concatenate([q.centres, *(f.centres for f in facets)]))
+        query_labels = tuple(words[0][0] if words else "" for words in all_labels[: q.k])
         distances = self._set_distances(facets)
         out = []
-        start = 0
+        start = q.k
         for text, doc, distance in zip(sentences, facets, distances):
             labels = all_labels[start : start + doc.k]
             start += doc.k
-            out.append(self._one(text, doc, labels, distance))
+            out.append(self._one(text, doc, labels, query_labels, distance))
         return out
 
-    def _one(self, text: str, doc: FacetSet, labels: list[list[tuple[str, float]]],
+    def _one(self, text: str, doc: FacetSet, labels: list[list[tuple[str, float]]], query_labels: tuple[str, ...],
              distance: float | None) -> tuple[tuple[Facet, ...], FacetExplanation]:
         q = self.query
         names = [words[0][0] if words else "" for words in labels]
@@ -75,13 +78,13 @@ class Explainer:
             chips.append(Facet(
                 label=names[j], words=tuple(w for w, _ in labels[j]), weight=_r(doc.mass[j]),
                 match=None if best is None else _r(cross[best, j]),
-                query_label=None if best is None else q.labels[best],
+                query_label=None if best is None else query_labels[best],
             ))
         matches = []
         if doc.k:
             for i in np.argsort(-cross.max(axis=1), kind="stable"):
                 j = int(cross[i].argmax())
-                matches.append(FacetMatch(q.labels[i], names[j], _r(cross[i, j])))
+                matches.append(FacetMatch(query_labels[i], names[j], _r(cross[i, j])))
         coverage, words = self._coverage(doc, names)
         p_ids, _ = self.space.ids([text])
         cosine, bridges = self._bridges(p_ids)

@@ -77,8 +77,14 @@ class Searcher:
         self.facets = facets  # None: results carry no facet explanations
 
     # -- entry point ------------------------------------------------------------------------------------------
-    def search(self, query: str, *, k: int = 10, mode: Mode = Mode.HYBRID, include_weak: bool = False) -> SearchResponse:
-        """Rank documents for ``query``; weak results are cut (or, with ``include_weak``, kept and flagged)."""
+    def search(self, query: str, *, k: int = 10, mode: Mode = Mode.HYBRID, include_weak: bool = False,
+               explain: bool = True) -> SearchResponse:
+        """Rank documents for ``query``; weak results are cut (or, with ``include_weak``, kept and flagged).
+
+        ``explain=False`` is for tools that only read the ranking (benchmarks, ``quire search --queries
+        --no-explain``): the same results in the same order, without the per-result work that serves people (facet
+        chips and evidence, surrounding sentences), which is most of a query's time.
+        """
         started = time.perf_counter()
         query = query.strip()
         if not query:
@@ -123,9 +129,11 @@ class Searcher:
                 break
         strong = [p for p in picked if not p[0].weak]
         shown = picked[:k] if include_weak else strong[:k]
-        results = [self._with_context(r, row) for r, row in shown]
-        if self.facets is not None and results:
-            results = annotate(self.store, self.facets, query, results, [row for _, row in shown])
+        results = [r for r, _ in shown]
+        if explain:
+            results = [self._with_context(r, row) for r, row in shown]
+            if self.facets is not None and results:
+                results = annotate(self.store, self.facets, query, results, [row for _, row in shown])
         return SearchResponse(
             query=query, mode=mode, method=self.embedder.name if self.embedder else "", results=tuple(results),
             nothing_relevant=not strong, weak_hidden=0 if include_weak else len(picked) - len(strong),
