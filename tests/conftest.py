@@ -59,3 +59,27 @@ def corpus(tmp_path: Path) -> Path:
 def index_dir(tmp_path: Path) -> Path:
     """Where a test's index lives."""
     return tmp_path / "index"
+
+
+def index_and_search(method: str, corpus: Path, db: Path, query: str) -> dict:
+    """Index ``corpus`` with ``method`` and search it through the real CLI; returns the search JSON.
+
+    Used by the tests of every optional method, so each proves the same round trip: `quire index --method`,
+    then `quire search` on the index it made.
+    """
+    import json
+
+    from click.testing import CliRunner
+
+    from app.cli import cli
+
+    runner = CliRunner()
+    done = runner.invoke(cli, ["index", str(corpus), "--db", str(db), "--method", method, "--workers", "0", "--json"])
+    assert done.exit_code == 0, done.output
+    report = json.loads(done.stdout)
+    assert report["method"] == method and report["sentences"] > 10
+    found = runner.invoke(cli, ["search", query, "--db", str(db), "--json", "--all"])
+    assert found.exit_code == 0, found.output
+    response = json.loads(found.stdout)
+    assert response["method"] == method
+    return response

@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 
 import numpy as np
@@ -15,10 +14,8 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from click.testing import CliRunner  # noqa: E402
 
-from app.cli import cli  # noqa: E402
-from conftest import CORPUS  # noqa: E402
+from conftest import CORPUS, index_and_search  # noqa: E402
 from engine.embed.neural import NeuralEmbedder  # noqa: E402
 from engine.embed.neural_inputs import BLUEPRINTS, blueprint_masks, token_chunks  # noqa: E402
 from engine.embed.neural_model import MODEL_ENV  # noqa: E402
@@ -172,14 +169,5 @@ def test_long_text_gets_one_embedding_from_all_its_chunks(tmp_path):
 def test_neural_method_through_quire_index_and_search(tiny_bert, corpus, tmp_path, monkeypatch):
     monkeypatch.setenv(MODEL_ENV, str(tiny_bert))
     monkeypatch.setenv("QUIRE_DEVICE", "cpu")
-    db = tmp_path / "index"
-    runner = CliRunner()
-    done = runner.invoke(cli, ["index", str(corpus), "--db", str(db), "--method", "neural", "--workers", "0", "--json"])
-    assert done.exit_code == 0, done.output
-    report = json.loads(done.stdout)
-    assert report["method"] == "neural" and report["sentences"] > 10
-    found = runner.invoke(cli, ["search", "porpoises use echolocation", "--db", str(db), "--json", "--all"])
-    assert found.exit_code == 0, found.output
-    response = json.loads(found.stdout)
-    assert response["method"] == "neural"
+    response = index_and_search("neural", corpus, tmp_path / "index", "porpoises use echolocation")
     assert response["results"] and response["results"][0]["path"].endswith("porpoise.md")

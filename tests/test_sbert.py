@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -11,12 +10,11 @@ import pytest
 pytest.importorskip("torch")
 st = pytest.importorskip("sentence_transformers")
 
-from click.testing import CliRunner  # noqa: E402
 
-from app.cli import cli  # noqa: E402
 from sentence_transformers.sentence_transformer.modules import Pooling, Transformer  # noqa: E402
 
 from engine.embed.sbert import MODEL_ENV, SbertEmbedder, length_buckets  # noqa: E402
+from conftest import index_and_search  # noqa: E402
 from test_neural import TEXTS, tiny_bert_folder  # noqa: E402
 
 
@@ -54,13 +52,5 @@ def test_bucketed_gpu_path_equals_plain_encode_on_cpu(tiny_sbert):
 def test_sbert_method_through_quire_index_and_search(tiny_sbert, corpus, tmp_path, monkeypatch):
     monkeypatch.setenv(MODEL_ENV, str(tiny_sbert))
     monkeypatch.setenv("QUIRE_DEVICE", "cpu")
-    db = tmp_path / "index"
-    runner = CliRunner()
-    done = runner.invoke(cli, ["index", str(corpus), "--db", str(db), "--method", "sbert", "--workers", "0", "--json"])
-    assert done.exit_code == 0, done.output
-    assert json.loads(done.stdout)["method"] == "sbert"
-    found = runner.invoke(cli, ["search", "noodles al dente", "--db", str(db), "--json", "--all"])
-    assert found.exit_code == 0, found.output
-    response = json.loads(found.stdout)
-    assert response["method"] == "sbert"
+    response = index_and_search("sbert", corpus, tmp_path / "index", "noodles al dente")
     assert response["results"][0]["path"].endswith("pasta.html")
