@@ -122,3 +122,26 @@ def test_sentences_of_passages_come_in_order_and_use_an_index(store):
     plan = " ".join(r[3] for r in store.db.execute("EXPLAIN QUERY PLAN SELECT * FROM sentences WHERE passage_id = 1"))
     assert "INDEX" in plan
     assert store.indexed_count() == 2
+
+
+def test_connections_opening_a_new_index_together_all_succeed(tmp_path):
+    """The app opens its search and indexing connections at once; a fresh index must not answer "locked"."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    folder = tmp_path / "fresh"
+
+    def open_and_write(i: int) -> int:
+        s = Store(folder)
+        try:
+            with s.db.atomic():
+                s.set_meta(f"opener:{i}", i)
+            return int(s.get_meta("schema_version"))
+        finally:
+            s.close()
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        versions = list(pool.map(open_and_write, range(12)))
+    assert len(set(versions)) == 1
+    check = Store(folder)
+    assert all(check.get_meta(f"opener:{i}") == i for i in range(12))
+    check.close()

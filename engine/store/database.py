@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import sqlite_utils
+from filelock import FileLock
 
 from engine.errors import QuireError
 from engine.store import schema
@@ -53,6 +54,10 @@ class NewDocument:
     passages: tuple[tuple[int, int], ...]
 
 
+# Opening waits this long for another connection's schema set-up (a migration of a large index takes seconds).
+SCHEMA_LOCK_SECONDS = 120
+
+
 class Store:
     """One index's SQLite database (WAL mode, so searches read while indexing writes).
 
@@ -68,6 +73,13 @@ class Store:
         # check_same_thread=False: the app's search worker and indexing worker each use their own Store, but a
         # Store may be created on one thread and used on another.
         self.db = sqlite_utils.Database(sqlite3.connect(str(path), check_same_thread=False, timeout=30))
+        # Switching a new file to WAL and creating or migrating the schema must not race another connection doing
+        # the same (the app opens its search and indexing connections together): SQLite answers "database is
+        # locked" at once there instead of waiting, so this setup is serialised across threads and processes.
+        with FileLock(str(folder / "schema.lock"), timeout=SCHEMA_LOCK_SECONDS):
+            self._set_up(folder)
+
+    def _set_up(self, folder: Path) -> None:
         self.db.enable_wal()
         self.db.execute("PRAGMA synchronous=NORMAL")  # WAL stays consistent; a power cut may lose the last commits
         self.db.execute("PRAGMA foreign_keys=OFF")
