@@ -12,7 +12,6 @@ longer than showing the window, and the window must take input at once.
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
 import time
 from dataclasses import dataclass
@@ -31,21 +30,12 @@ log = logging.getLogger(__name__)
 # Progress signals per second at most: enough for a smooth bar, few enough that a run over thousands of small
 # files does not flood the GUI thread's event queue.
 PROGRESS_HZ = 20
-# While one thread creates an index (schema and WAL set-up), another opening it meets "database is locked" at once
-# (SQLite does not wait on those locks); a few short retries cover the set-up.
-OPEN_ATTEMPTS = 10
-OPEN_RETRY_S = 0.2
 
 
 def open_index(folder: Path | None, **options) -> Index:
-    """``engine.Index(folder, **options)``, retried while the other worker is creating the same index."""
+    """``engine.Index(folder, **options)``, imported here so the window can show before the engine loads."""
     from engine import Index
 
-    for _ in range(OPEN_ATTEMPTS - 1):
-        try:
-            return Index(folder, **options)
-        except sqlite3.OperationalError:
-            time.sleep(OPEN_RETRY_S)
     return Index(folder, **options)
 
 
