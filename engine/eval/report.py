@@ -104,17 +104,21 @@ def _fmt(value, digits: int = 2) -> str:
     return f"{value:,.{digits}f}" if isinstance(value, float) else f"{value:,}"
 
 
-def _encoder_table(rows: list[dict]) -> list[str]:
+def _table(title: str, header: list[str], rows: list[list[str]], notes: tuple[str, ...] = ()) -> list[str]:
+    """A markdown section: title, one header row, the rows, then any notes; nothing at all when there are no rows."""
     if not rows:
         return []
-    out = ["## Sentence embeddings", "",
-           "| encoder | STS-B dev | STS-B test | EvalRank MRR | Hits@1 | Hits@3 | sentences/s | device |",
-           "|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        out.append(f"| {r['system']} | {_fmt(r['sts_dev'])} | {_fmt(r['sts_test'])} | {_fmt(r['evalrank_mrr'])} | "
-                   f"{_fmt(r['evalrank_hits1'])} | {_fmt(r['evalrank_hits3'])} | {_fmt(r['sentences_per_s'], 0)} | "
-                   f"{r['device'] or '-'} |")
-    return out + [""]
+    return ([f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+            + ["| " + " | ".join(r) + " |" for r in rows] + [""] + [*notes, *([""] if notes else [])])
+
+
+def _encoder_table(rows: list[dict]) -> list[str]:
+    return _table(
+        "Sentence embeddings",
+        ["encoder", "STS-B dev", "STS-B test", "EvalRank MRR", "Hits@1", "Hits@3", "sentences/s", "device"],
+        [[r["system"], _fmt(r["sts_dev"]), _fmt(r["sts_test"]), _fmt(r["evalrank_mrr"]), _fmt(r["evalrank_hits1"]),
+          _fmt(r["evalrank_hits3"]), _fmt(r["sentences_per_s"], 0), r["device"] or "-"] for r in rows],
+    )
 
 
 def _retrieval_tables(results: dict) -> list[str]:
@@ -124,26 +128,20 @@ def _retrieval_tables(results: dict) -> list[str]:
     names = list(results["collections"])
     out = []
     for key, title in (("ndcg10", "nDCG@10"), ("recall100", "Recall@100")):
-        out += [f"## Retrieval {title} x100", "",
-                "| system | mode | " + " | ".join(names) + " | mean |",
-                "|---|---|" + "---|" * (len(names) + 1)]
-        for r in rows:
-            cells = [_fmt(r[key].get(n)) for n in names]
-            out.append(f"| {r['system']} | {r['mode']} | " + " | ".join(cells) + f" | {_fmt(r[f'mean_{key}'])} |")
-        out.append("")
+        out += _table(f"Retrieval {title} x100", ["system", "mode", *names, "mean"],
+                      [[r["system"], r["mode"], *(_fmt(r[key].get(n)) for n in names), _fmt(r[f"mean_{key}"])]
+                       for r in rows])
     sizes = ", ".join(f"{n} {c['documents']:,} docs / {c['queries']} queries" for n, c in results["collections"].items())
     return out + [f"Collections: {sizes}.", ""]
 
 
 def _product_table(rows: list[dict]) -> list[str]:
-    if not rows:
-        return []
-    out = ["## Indexing and querying (through the product)", "",
-           "| method | sentences | index sentences/s | index bytes/sentence | peak RSS MB | query p50 ms | query p95 ms |",
-           "|---|---|---|---|---|---|---|"]
-    for r in rows:
-        out.append(f"| {r['method']} | {_fmt(r['sentences'])} | {_fmt(r['index_sentences_per_s'], 0)} | "
-                   f"{_fmt(r['index_bytes_per_sentence'], 0)} | {_fmt(r['peak_rss_mb'], 0)} | "
-                   f"{_fmt(r['query_latency_p50_ms'])} | {_fmt(r['query_latency_p95_ms'])} |")
-    return out + ["", "Query latency: interactive hybrid queries (k = 10) through `engine.Index.search`, model loaded.",
-                  ""]
+    return _table(
+        "Indexing and querying (through the product)",
+        ["method", "sentences", "index sentences/s", "index bytes/sentence", "peak RSS MB", "query p50 ms",
+         "query p95 ms"],
+        [[r["method"], _fmt(r["sentences"]), _fmt(r["index_sentences_per_s"], 0),
+          _fmt(r["index_bytes_per_sentence"], 0), _fmt(r["peak_rss_mb"], 0), _fmt(r["query_latency_p50_ms"]),
+          _fmt(r["query_latency_p95_ms"])] for r in rows],
+        ("Query latency: interactive hybrid queries (k = 10) through `engine.Index.search`, model loaded.",),
+    )
