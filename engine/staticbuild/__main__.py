@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import shlex
 import sys
 import time
@@ -147,13 +148,18 @@ def build_variant(args: argparse.Namespace, variant: str, teacher: Teacher, tok:
     return out
 
 
+def _portable(arg: str) -> str:
+    """An absolute path as seen from the checkout (e.g. ``../shared/...``), so the shipped provenance names no machine."""
+    return os.path.relpath(arg) if os.path.isabs(arg) else arg
+
+
 def _provenance(args: argparse.Namespace, tok: WordTokenizer, sel) -> dict:
     counts_path = args.work / "context_counts.npy"
     counts = np.load(counts_path)[FIRST_WORD_ID:] if counts_path.exists() else None
     return {
         "method": "static word embeddings, Wada et al. (2025): contextual extraction, sentence PCA + ABTT, distillation",
         "teacher": "sentence-transformers/all-MiniLM-L6-v2" if args.teacher is None else str(args.teacher),
-        "corpus": [str(c) for c in args.corpus],
+        "corpus": [_portable(str(c)) for c in args.corpus],
         "corpus_files": len(corpus.corpus_files(args.corpus)),
         "sentences_scanned": sel.scanned,
         "sentences_selected": len(sel.texts),
@@ -163,7 +169,7 @@ def _provenance(args: argparse.Namespace, tok: WordTokenizer, sel) -> dict:
         "vocabulary_size": len(tok.words),
         "frequent_words": args.vocab_size,
         "dim": args.dim,
-        "build_command": "python -m engine.staticbuild " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+        "build_command": "python -m engine.staticbuild " + " ".join(shlex.quote(_portable(a)) for a in sys.argv[1:]),
     }
 
 
