@@ -265,10 +265,13 @@ def embed(method: str, input_path: Path, output_path: Path) -> None:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="results folder (default: bench/results of the checkout)")
 @click.option("--timeout", type=float, default=3600, show_default=True, help="seconds allowed per quire subprocess")
+@click.option("--budget-minutes", type=float, default=60, show_default=True,
+              help="time each method may spend; parts its measured speed says would overrun are skipped and reported "
+                   "(0: no limit)")
 @_json_option
 @_handle_errors
 def eval_(data: Path | None, methods: str | None, baselines: str, collections: str | None, quick: bool,
-          out: Path | None, timeout: float, as_json: bool) -> None:
+          out: Path | None, timeout: float, budget_minutes: float, as_json: bool) -> None:
     """Benchmark every method: STS-B, EvalRank, retrieval through the product, speed; writes latest.json/.md."""
     from engine.eval import harness
 
@@ -279,6 +282,7 @@ def eval_(data: Path | None, methods: str | None, baselines: str, collections: s
         baselines=tuple(b for b in baselines.split(",") if b),
         collections=None if collections is None else tuple(c for c in collections.split(",") if c),
         timeout=timeout,
+        budget=budget_minutes * 60 if budget_minutes > 0 else None,
     )
     results, json_path, md_path = harness.run_and_report(plan, out or harness.default_results_dir(),
                                                          say=lambda line: click.echo(line, err=True))

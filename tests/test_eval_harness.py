@@ -68,3 +68,37 @@ def test_failing_method_is_reported_not_dropped(results):
     semantic = next(r for r in found["retrieval"] if r["system"] == "no-such-method" and r["mode"] == "semantic")
     assert semantic["status"] == "failed" and semantic["mean_ndcg10"] is None
     assert "| no-such-method | FAILED |" in (out / "latest.md").read_text()
+
+
+def test_a_method_too_slow_for_its_budget_is_skipped_with_the_estimate():
+    """A slow encoder (0.1 ms per character) with a 10 ms budget: each part is priced first, and the ones that would
+    overrun are reported as skipped with their estimated cost, while a speed figure is still measured."""
+    import time
+
+    import numpy as np
+
+    def slow(texts):
+        time.sleep(1e-4 * sum(map(len, texts)))
+        return np.ones((len(texts), 4), dtype=np.float32)
+
+    bench = harness.load_benchmarks(BENCH, harness.FULL)
+    said = []
+    row, _, allowance = harness._encoder_row("slow", "test", lambda: (slow, "CPU"), bench, harness.FULL,
+                                             said.append, budget=0.01)
+    assert row.sts_dev is None and row.sts_test is None and row.evalrank_mrr is None
+    skipped = [e for e in row.errors if "skipped" in e]
+    assert any(e.startswith("STS-B test: skipped, needs ~") for e in skipped)
+    assert any(e.startswith("EvalRank: skipped") for e in skipped) and "characters/s on CPU" in skipped[0]
+    assert row.sentences_per_s is not None and 0 < row.sentences_per_s < 1000
+    assert allowance.left is not None and allowance.left < 0.01
+    assert harness._encoder_json(row)["status"] == "skipped"
+
+
+def test_allowance_charges_what_ran():
+    allowance = harness.Allowance(10.0, 100.0, "CPU")
+    errors: list[str] = []
+    assert allowance.covers(900, "small", errors, print) and not errors
+    assert not allowance.covers(2000, "big", errors, print) and "needs ~20.0 s at the measured 100 characters/s on CPU, over the 10.0 s left" in errors[0]
+    allowance.charge(4.0)
+    assert allowance.left == 6.0 and not allowance.covers(700, "now too big", errors, print)
+    assert harness.Allowance(None, 1.0, "CPU").covers(10**9, "unlimited", errors, print)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -73,6 +74,7 @@ class Plan:
     collections: tuple[str, ...] | None = None  # retrieval collections to run (None: every one in the data folder)
     timeout: float = 3600.0
     work: Path | None = None
+    budget: float | None = None  # seconds each method may spend on the benchmarks (None: no limit); see Allowance
 
 
 @dataclass(frozen=True)
@@ -135,7 +137,7 @@ class ProductRow:
         """Rates and percentiles, not the raw lists."""
         lat = np.asarray(self.latencies) * 1000
         return {
-            "method": self.method, "status": "failed" if self.errors else "ok", "errors": self.errors,
+            "method": self.method, "status": status(self.errors), "errors": self.errors,
             "sentences": self.sentences,
             "index_sentences_per_s": round(self.sentences / self.index_seconds, 1) if self.index_seconds else None,
             "index_bytes_per_sentence": round(self.index_bytes / self.sentences, 1) if self.sentences else None,
@@ -176,6 +178,52 @@ def _collection_order(name: str) -> tuple[int, str]:
     return (RETRIEVAL_COLLECTIONS.index(name) if name in RETRIEVAL_COLLECTIONS else len(RETRIEVAL_COLLECTIONS), name)
 
 
+class Allowance:
+    """The time one method may still spend, and the measured speed that predicts what each part will cost.
+
+    neural micro-tunes every text, so on a CPU it needs hours for what static does in seconds. Rather than hang or
+    silently drop it, each part (an STS split, EvalRank, a collection's index) is priced from a probe of the method's
+    speed in characters per second before it runs; a part that would overrun the budget is skipped with its estimate
+    recorded as the reason, and what did run is charged at its real cost.
+    """
+
+    def __init__(self, seconds: float | None, chars_per_second: float, device: str) -> None:
+        self.left, self.rate, self.device = seconds, max(chars_per_second, 1e-9), device
+
+    def covers(self, chars: int, what: str, errors: list[str], say: Say) -> bool:
+        """Whether ``what`` (encoding about ``chars`` characters) fits; when not, the skip and its cause are recorded."""
+        need = chars / self.rate
+        if self.left is None or need <= self.left:
+            return True
+        _fail(errors, f"{what}: skipped, needs ~{_duration(need)} at the measured {self.rate:,.0f} characters/s on "
+                      f"{self.device}, over the {_duration(self.left)} left of the method's budget", say)
+        return False
+
+    def charge(self, seconds: float) -> None:
+        if self.left is not None:
+            self.left = max(self.left - seconds, 0.0)
+
+    def timed(self, fn: Callable[[], object]) -> Callable[[], object]:
+        """``fn`` wrapped so that its wall time is charged to the allowance."""
+        def run() -> object:
+            started = time.perf_counter()
+            try:
+                return fn()
+            finally:
+                self.charge(time.perf_counter() - started)
+        return run
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    return f"{seconds / 60:,.0f} min" if seconds < 7200 else f"{seconds / 3600:,.1f} h"
+
+
+def _chars(texts: Sequence[str]) -> int:
+    return sum(map(len, texts))
+
+
 def run(plan: Plan, *, say: Say = log.info) -> dict:
     """Run every measurement of ``plan``; returns the JSON-able results (without the machine stamp)."""
     bench = load_benchmarks(plan.data, plan.sizes, plan.collections)
@@ -188,10 +236,11 @@ def run(plan: Plan, *, say: Say = log.info) -> dict:
         lexical = RetrievalRow("quire", "lexical")
         for method in plan.methods:
             say(f"method {method}")
-            row, encode = _encoder_row(method, "quire method", lambda m=method: _load_method(m), bench, plan.sizes, say)
+            row, encode, allowance = _encoder_row(method, "quire method", lambda m=method: _load_method(m), bench,
+                                                  plan.sizes, say, plan.budget)
             encoders.append(row)
             if bench.collections:
-                rows, prod = _product_runs(method, bench, files, work, plan, lexical, say)
+                rows, prod = _product_runs(method, bench, files, work, plan, lexical, say, allowance)
                 retrieval += rows
                 products.append(prod)
         if bench.collections and plan.methods:
@@ -219,30 +268,55 @@ def _load_method(name: str) -> tuple[Encode, str]:
 
 
 def _encoder_row(name: str, kind: str, load: Callable[[], tuple[Encode, str]], bench: Benchmarks, sizes: Sizes,
-                 say: Say) -> tuple[EncoderRow, Encode | None]:
+                 say: Say, budget: float | None = None) -> tuple[EncoderRow, Encode | None, Allowance]:
     """STS, EvalRank and speed of one encoder; each step that raises is recorded and the others still run."""
     row = EncoderRow(name, kind)
     try:
         encode, row.device = load()
     except Exception as e:  # any failure to load is a result to report, not a crash of the whole benchmark
         _fail(row.errors, f"load: {e}", say)
-        return row, None
+        return row, None, Allowance(None, 1.0, "-")
+    sample = _speed_sample(bench, sizes)
+    probe = _attempt(row.errors, "speed probe", say, lambda: _probe(encode, sample))
+    # without a speed the parts cannot be priced: run them all and let each record its own failure
+    allowance = Allowance(budget if probe else None, probe or 1.0, row.device or "CPU")
     for split, pairs in bench.sts.items():
-        value = _attempt(row.errors, f"STS-B {split}", say, lambda p=pairs: sts_spearman(encode, p))
-        setattr(row, f"sts_{split}", _pct(value))
-    if bench.evalrank is not None:
-        score = _attempt(row.errors, "EvalRank", say, lambda: evalrank(encode, bench.evalrank))
+        if allowance.covers(_chars(pairs.first) + _chars(pairs.second), f"STS-B {split}", row.errors, say):
+            value = _attempt(row.errors, f"STS-B {split}", say, allowance.timed(lambda p=pairs: sts_spearman(encode, p)))
+            setattr(row, f"sts_{split}", _pct(value))
+    if bench.evalrank is not None and allowance.covers(_chars(bench.evalrank.pool), "EvalRank", row.errors, say):
+        score = _attempt(row.errors, "EvalRank", say, allowance.timed(lambda: evalrank(encode, bench.evalrank)))
         if score is not None:
             row.evalrank_mrr, row.evalrank_hits1, row.evalrank_hits3 = _pct(score.mrr), _pct(score.hits1), _pct(score.hits3)
-        sample = bench.evalrank.pool[: sizes.encode_sentences]
-        speed = _attempt(row.errors, "speed", say, lambda: sentences_per_second(encode, sample))
-        row.sentences_per_s = None if speed is None else round(speed, 1)
+    # at most about a minute of encoding for the speed figure, so a slow method still gets one
+    sample = sample[: max(_PROBE_TEXTS, min(len(sample), int(60 * probe / max(_chars(sample) / len(sample), 1))))]
+    speed = _attempt(row.errors, "speed", say, allowance.timed(lambda: sentences_per_second(encode, sample)))
+    row.sentences_per_s = None if speed is None else round(speed, 1)
     say(f"  {name}: STS-B test {row.sts_test}, EvalRank MRR {row.evalrank_mrr}, {row.sentences_per_s} sentences/s")
-    return row, encode
+    return row, encode, allowance
+
+
+# Texts in the speed probe that prices each part of a method's run (after as many again to warm up).
+_PROBE_TEXTS = 32
+
+
+def _speed_sample(bench: Benchmarks, sizes: Sizes) -> list[str]:
+    """The speed figure's sentences: the EvalRank pool's first ones (as NOTES.md measured), else STS sentences."""
+    texts = list(bench.evalrank.pool) if bench.evalrank is not None else [s for p in bench.sts.values() for s in p.first]
+    return texts[: sizes.encode_sentences]
+
+
+def _probe(encode: Encode, sample: Sequence[str]) -> float:
+    """Characters per second of ``encode`` on a few sample texts, after a warm-up call on as many others."""
+    warm, timed = sample[:_PROBE_TEXTS], sample[_PROBE_TEXTS : 2 * _PROBE_TEXTS] or sample[:_PROBE_TEXTS]
+    encode(list(warm))
+    started = time.perf_counter()
+    encode(list(timed))
+    return _chars(timed) / max(time.perf_counter() - started, 1e-9)
 
 
 def _product_runs(method: str, bench: Benchmarks, files: dict[str, product.Files], work: Path, plan: Plan,
-                  lexical: RetrievalRow, say: Say) -> tuple[list[RetrievalRow], ProductRow]:
+                  lexical: RetrievalRow, say: Say, allowance: Allowance) -> tuple[list[RetrievalRow], ProductRow]:
     """Index each collection with ``method`` via `quire index`, then query it in semantic and hybrid mode (and in
     lexical mode with the first method that builds, since lexical ranking does not depend on the method)."""
     semantic, hybrid = RetrievalRow(method, "semantic"), RetrievalRow(method, "hybrid")
@@ -250,13 +324,17 @@ def _product_runs(method: str, bench: Benchmarks, files: dict[str, product.Files
     for collection in bench.collections:
         name = collection.name
         queries = {q: collection.queries[q] for q in collection.judged_queries()}
-        built = _attempt(prod.errors, f"index {name}", say, lambda c=collection: product.build(
-            files[c.name], work / c.name / f"index-{method}", method, timeout=plan.timeout))
+        text = _chars([t for title, body in collection.documents.values() for t in (title, body)])
+        built = None
+        if allowance.covers(text, f"index {name}", prod.errors, say):
+            built = _attempt(prod.errors, f"index {name}", say, allowance.timed(
+                lambda c=collection: product.build(files[c.name], work / c.name / f"index-{method}", method,
+                                                   timeout=plan.timeout)))
         wanted = [semantic, hybrid] + ([lexical] if name not in lexical.ndcg10 else [])
         if built is None:
             for row in (semantic, hybrid):
                 row.ndcg10[name] = row.recall100[name] = None
-                row.errors.append(f"{name}: index failed")
+                row.errors.append(f"{name}: no index ({prod.errors[-1] if prod.errors else 'failed'})")
             continue
         prod.sentences += built.sentences
         prod.index_seconds += built.index_seconds
@@ -283,7 +361,7 @@ def _baseline(name: str, bench: Benchmarks, sizes: Sizes, say: Say) -> tuple[lis
                                          lambda c=c: baselines.bm25_rankings(c, c.judged_queries())))
         return [], [row] if bench.collections else []
     if name == "model2vec":
-        enc_row, encode = _encoder_row("model2vec distill (PCA 256)", "baseline", lambda: (
+        enc_row, encode, _ = _encoder_row("model2vec distill (PCA 256)", "baseline", lambda: (
             baselines.model2vec_distill(), "CPU"), bench, sizes, say)
         row = RetrievalRow("model2vec distill (whole documents)", "semantic")
         for c in bench.collections:
@@ -326,18 +404,25 @@ def _fail(errors: list[str], message: str, say: Say) -> None:
     log.debug("%s", traceback.format_exc())
 
 
+def status(errors: Sequence[str]) -> str:
+    """"ok"; "skipped" when every problem is a part its budget did not cover (Allowance); else "failed"."""
+    if not errors:
+        return "ok"
+    return "skipped" if all("skipped" in e for e in errors) else "failed"
+
+
 def _pct(value: float | None) -> float | None:
     return None if value is None else round(100.0 * float(value), 2)
 
 
 def _encoder_json(row: EncoderRow) -> dict:
-    return {**asdict(row), "status": "failed" if row.errors else "ok"}
+    return {**asdict(row), "status": status(row.errors)}
 
 
 def _retrieval_json(row: RetrievalRow) -> dict:
     mean_ndcg, mean_recall = row.means()
     return {**asdict(row), "mean_ndcg10": mean_ndcg, "mean_recall100": mean_recall,
-            "status": "failed" if row.errors else "ok"}
+            "status": status(row.errors)}
 
 
 def run_and_report(plan: Plan, out: Path, *, say: Say = log.info) -> tuple[dict, Path, Path]:

@@ -88,7 +88,7 @@ def markdown(results: dict) -> str:
     failures = [(r.get("system") or r.get("method"), e) for key in ("encoders", "retrieval", "product")
                 for r in results[key] for e in r["errors"]]
     if failures:
-        lines += ["## Failures", ""] + [f"- {name}: {error}" for name, error in failures] + [""]
+        lines += ["## Failures and skips", ""] + [f"- {name}: {error}" for name, error in failures] + [""]
     lines += [
         "STS-B: Spearman x100 of cosine vs gold. EvalRank: sentence level, pool mean-centred then L2-normalised, "
         "cosine, positives in both directions, query excluded (Wang et al., 2022, Sec. 4). Retrieval: quire rows run "
@@ -98,9 +98,11 @@ def markdown(results: dict) -> str:
     return "\n".join(lines)
 
 
-def _fmt(value, digits: int = 2) -> str:
+def _fmt(value, digits: int = 2, row: dict | None = None) -> str:
+    """A number, or why there is none: "skipped" when every error of the row is a budget skip, else FAILED."""
     if value is None:
-        return "FAILED"
+        skipped = row is not None and row["errors"] and all("skipped" in e for e in row["errors"])
+        return "skipped" if skipped else "FAILED"
     return f"{value:,.{digits}f}" if isinstance(value, float) else f"{value:,}"
 
 
@@ -116,8 +118,9 @@ def _encoder_table(rows: list[dict]) -> list[str]:
     return _table(
         "Sentence embeddings",
         ["encoder", "STS-B dev", "STS-B test", "EvalRank MRR", "Hits@1", "Hits@3", "sentences/s", "device"],
-        [[r["system"], _fmt(r["sts_dev"]), _fmt(r["sts_test"]), _fmt(r["evalrank_mrr"]), _fmt(r["evalrank_hits1"]),
-          _fmt(r["evalrank_hits3"]), _fmt(r["sentences_per_s"], 0), r["device"] or "-"] for r in rows],
+        [[r["system"], *(_fmt(r[k], row=r) for k in ("sts_dev", "sts_test", "evalrank_mrr", "evalrank_hits1",
+                                                    "evalrank_hits3")),
+          _fmt(r["sentences_per_s"], 0, r), r["device"] or "-"] for r in rows],
     )
 
 
@@ -129,7 +132,7 @@ def _retrieval_tables(results: dict) -> list[str]:
     out = []
     for key, title in (("ndcg10", "nDCG@10"), ("recall100", "Recall@100")):
         out += _table(f"Retrieval {title} x100", ["system", "mode", *names, "mean"],
-                      [[r["system"], r["mode"], *(_fmt(r[key].get(n)) for n in names), _fmt(r[f"mean_{key}"])]
+                      [[r["system"], r["mode"], *(_fmt(r[key].get(n), row=r) for n in names), _fmt(r[f"mean_{key}"], row=r)]
                        for r in rows])
     sizes = ", ".join(f"{n} {c['documents']:,} docs / {c['queries']} queries" for n, c in results["collections"].items())
     return out + [f"Collections: {sizes}.", ""]
@@ -140,8 +143,8 @@ def _product_table(rows: list[dict]) -> list[str]:
         "Indexing and querying (through the product)",
         ["method", "sentences", "index sentences/s", "index bytes/sentence", "peak RSS MB", "query p50 ms",
          "query p95 ms"],
-        [[r["method"], _fmt(r["sentences"]), _fmt(r["index_sentences_per_s"], 0),
-          _fmt(r["index_bytes_per_sentence"], 0), _fmt(r["peak_rss_mb"], 0), _fmt(r["query_latency_p50_ms"]),
-          _fmt(r["query_latency_p95_ms"])] for r in rows],
+        [[r["method"], _fmt(r["sentences"], row=r), _fmt(r["index_sentences_per_s"], 0, r),
+          _fmt(r["index_bytes_per_sentence"], 0, r), _fmt(r["peak_rss_mb"], 0, r), _fmt(r["query_latency_p50_ms"], row=r),
+          _fmt(r["query_latency_p95_ms"], row=r)] for r in rows],
         ("Query latency: interactive hybrid queries (k = 10) through `engine.Index.search`, model loaded.",),
     )
