@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.search.terms import fold, matches, stem, words
+from engine.search.terms import fold, matches, stem, stems_found, words
 
 TEXT = (
     "Relational databases relate RELATIONS; the happy Happiness of naïve NAÏVE users. Über über-fast ﬁnance "
@@ -42,3 +42,10 @@ def test_fold_ascii_fast_path_agrees_with_unicode_path() -> None:
 def test_short_stems_whose_last_letter_porter_rewrites_still_match() -> None:
     text = "Ay, they say ay."  # "ay" stems to "ai": its match cannot rely on the stem's first two letters
     assert [text[a:b] for a, b, _ in matches(text, {stem("ay")})] == ["Ay", "ay"]
+
+
+def test_stems_found_for_many_texts_equal_the_stems_of_their_matches() -> None:
+    texts = [TEXT, "Relational databases relate RELATIONS; users", "", "3D x_y", "no query word here", "é", TEXT.upper()]
+    stems = frozenset(stem(w) for w, _, _ in words(QUERY))
+    assert stems_found(texts, stems) == [{s for _, _, s in matches(t, stems)} for t in texts]
+    assert stems_found(texts, frozenset()) == [set()] * len(texts)

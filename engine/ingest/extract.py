@@ -22,8 +22,22 @@ from engine.store.database import NewDocument, SentenceRecord
 # sentences, short enough that the best passage of a long document is still a readable snippet. 250 words keep
 # the abstracts of the classic retrieval collections whole and cut Wikipedia articles into one or two paragraphs.
 PASSAGE_WORDS = 250
-_SPACE = re.compile(r"\s+")
-_HASH_JUNK = re.compile(r"[\W\d_]+")
+_HASH_JUNK = re.compile(r"[\W\d_]")
+
+
+class _JunkTable(dict):
+    """``str.translate`` table mapping each character :data:`_HASH_JUNK` matches to a space, filled on first sight.
+
+    Translating, then splitting on whitespace, gives the same key as a regex substitution of junk runs at about
+    half the cost (the regex tried its character class at every character of every sentence).
+    """
+
+    def __missing__(self, code: int) -> str:
+        value = self[code] = " " if _HASH_JUNK.match(chr(code)) else chr(code)
+        return value
+
+
+_JUNK = _JunkTable()
 
 
 @dataclass(frozen=True)
@@ -51,7 +65,7 @@ def content_hash(path: Path) -> str:
 
 def sentence_hash(text: str) -> int:
     """Hash of a sentence with case, digits and punctuation removed: page footers differ only in their numbers."""
-    key = _HASH_JUNK.sub(" ", text.lower()).strip()
+    key = " ".join(text.lower().translate(_JUNK).split())
     return int.from_bytes(hashlib.blake2b(key.encode("utf-8"), digest_size=8).digest(), "little", signed=True)
 
 
@@ -72,7 +86,7 @@ def sentences_of(doc: Document) -> tuple[SentenceRecord, ...]:
     out: list[SentenceRecord] = []
     for start, end in split_spans(text):
         page = pages[bisect.bisect_right(starts, start) - 1] if starts else None
-        clean = _SPACE.sub(" ", text[start:end])
+        clean = " ".join(text[start:end].split())  # spans are trimmed: this only collapses inner whitespace
         out.append(SentenceRecord(text=clean, start=start, end=end, page=page, hash=sentence_hash(clean)))
     return tuple(out)
 

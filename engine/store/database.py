@@ -298,21 +298,40 @@ class Store:
         """Sentence rows keyed by id."""
         return self._by_id("sentences", ids)
 
+    def sentence_keys(self, ids: Sequence[int]) -> dict[int, tuple[int, int]]:
+        """(document id, hash) of sentences keyed by id: what ranking needs of each of hundreds of semantic hits."""
+        out: dict[int, tuple[int, int]] = {}
+        ids = [int(i) for i in ids]
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            for sid, doc_id, sentence_hash in self.db.execute(
+                f"SELECT id, doc_id, hash FROM sentences WHERE id IN ({','.join('?' * len(chunk))})", chunk
+            ):
+                out[sid] = (doc_id, sentence_hash)
+        return out
+
+    def _dicts(self, sql: str, params: Sequence[Any]) -> list[dict]:
+        """Rows as dicts, for the reads every search makes: ``db.query`` wraps each read in a savepoint, two more
+        statements per read."""
+        cursor = self.db.conn.execute(sql, params)
+        keys = [d[0] for d in cursor.description]
+        return [dict(zip(keys, row)) for row in cursor]
+
     def _by_id(self, table: str, ids: Sequence[int]) -> dict[int, dict]:
         out: dict[int, dict] = {}
         ids = [int(i) for i in ids]
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
-            for row in self.db.query(f"SELECT * FROM {table} WHERE id IN ({','.join('?' * len(chunk))})", chunk):
+            for row in self._dicts(f"SELECT * FROM {table} WHERE id IN ({','.join('?' * len(chunk))})", chunk):
                 out[row["id"]] = row
         return out
 
     def neighbours(self, doc_id: int, ordinal: int, radius: int) -> list[dict]:
         """Sentences ``ordinal - radius`` .. ``ordinal + radius`` of a document, in order."""
-        return list(self.db.query(
+        return self._dicts(
             "SELECT * FROM sentences WHERE doc_id = ? AND ordinal BETWEEN ? AND ? ORDER BY ordinal",
             [doc_id, ordinal - radius, ordinal + radius],
-        ))
+        )
 
     def iter_sentences(self, batch: int = 10_000, *, without_vectors_for: str | None = None) -> Iterator[list[tuple[int, str]]]:
         """(id, text) batches in id order; with ``without_vectors_for``, only sentences that method has not embedded."""
@@ -354,11 +373,24 @@ class Store:
                 rows += self.db.execute(
                     f"SELECT sentence_id, vector FROM [{table}] WHERE sentence_id IN ({','.join('?' * len(chunk))})", chunk
                 ).fetchall()
-        if not rows:
-            return np.zeros(0, np.int64), np.zeros((0, 0), np.float32)
-        out_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=VECTOR_DTYPE).reshape(len(rows), -1)
-        return out_ids, matrix.astype(np.float32)
+        return _vector_rows(rows)
+
+    def vector_batches(self, method: str, batch: int = 65_536) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """All (ids, float32 vectors) of one method in id order, ``batch`` rows at a time: rebuilding a graph of
+        millions of sentences must not hold every vector twice over (bytes rows, then the matrix)."""
+        table = schema.vector_table(method)
+        if table not in self.db.table_names():
+            return
+        last = -1
+        while True:
+            rows = self.db.execute(
+                f"SELECT sentence_id, vector FROM [{table}] WHERE sentence_id > ? ORDER BY sentence_id LIMIT ?",
+                [last, batch],
+            ).fetchall()
+            if not rows:
+                return
+            yield _vector_rows(rows)
+            last = rows[-1][0]
 
     def vector_ids(self, method: str) -> np.ndarray:
         """Sentence ids that have a vector for ``method``."""
@@ -453,8 +485,10 @@ class Store:
         ids = sorted({int(i) for i in passage_ids})
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
-            for row in self.db.query(
-                f"SELECT * FROM sentences WHERE passage_id IN ({','.join('?' * len(chunk))}) ORDER BY passage_id, ordinal",
+            # a passage's sentences have consecutive ids in ordinal order: ordering by id lets SQLite walk the
+            # passage_id index in order instead of sorting
+            for row in self._dicts(
+                f"SELECT * FROM sentences WHERE passage_id IN ({','.join('?' * len(chunk))}) ORDER BY passage_id, id",
                 chunk,
             ):
                 out.setdefault(row["passage_id"], []).append(row)
@@ -473,3 +507,12 @@ class Store:
         out["sentences"] = self.sentence_count()
         out["passages"] = self.passage_count()
         return out
+
+
+def _vector_rows(rows: list[tuple[int, bytes]]) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, float32 matrix) of (sentence id, float16 blob) rows."""
+    if not rows:
+        return np.zeros(0, np.int64), np.zeros((0, 0), np.float32)
+    out_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=VECTOR_DTYPE).reshape(len(rows), -1)
+    return out_ids, matrix.astype(np.float32)
