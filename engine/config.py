@@ -28,3 +28,5 @@ class IndexConfig:
     batch_sentences: int = 8192
     # The vector graph is saved at least this often during long runs, so a crash re-adds minutes of work at most.
     save_seconds: float = 120.0
+    # Facet explanations computed while indexing (engine.facets); off, results compute them when first shown.
+    facets: bool = True

@@ -5,5 +5,6 @@ static model's word-vector space. They explain results: which query facets met w
 passage covers each query word (Eq. 7), which passage words matter (Eq. 6), and which word pairs carry the cosine.
 
 Submodules: ``nnsc`` (the solver), ``space`` (word vectors, stop words, SIF weights, labels), ``extract`` (facets of
-sentences and queries, their storage format), ``explain`` (per-result explanations and SC re-ranking).
+sentences and queries, their storage format), ``explain`` (per-result explanations), ``rerank`` (re-ranking by the
+set distance SC, Eq. 5), ``service`` (facets written while indexing, read for results).
 """

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.facets.extract import DEFAULT_K, FacetSet, text_facets
-from engine.facets.nnsc import set_distance
+from engine.facets.extract import DEFAULT_K, FacetSet, query_facets, set_distances
 from engine.facets.space import FacetSpace, Token
 from engine.search.results import Bridge, Facet, FacetExplanation, FacetMatch, WordCoverage, WordImportance
 
@@ -41,10 +40,11 @@ class QueryFacets:
 class Explainer:
     """Explains results for one query; build once per search, then call :meth:`explain` with all results at once."""
 
-    def __init__(self, space: FacetSpace, query: str, k: int = DEFAULT_K) -> None:
+    def __init__(self, space: FacetSpace, query: str, k: int = DEFAULT_K, borrowed: Sequence[str] = ()) -> None:
+        """``borrowed``: the top results' sentences, whose words a short query borrows (``query_facets``)."""
         self.space = space
         tokens = tuple(t for t in space.tokens(query) if space.content[t.id])
-        facets = text_facets(space, [query], k)[0]
+        facets = query_facets(space, query, borrowed, k)
         ids, _ = space.ids([query])
         self.query = QueryFacets(query, tokens, facets, space.embedder.table[ids].sum(axis=0))
         self._query_ids = ids
@@ -58,7 +58,7 @@ class Explainer:
         q = self.query.facets
         all_labels = self.space.labels(np.concatenate([q.centres, *(f.centres for f in facets)]))
         query_labels = tuple(words[0][0] if words else "" for words in all_labels[: q.k])
-        distances = self._set_distances(facets)
+        distances = [None if np.isnan(d) else float(d) for d in set_distances(self.query.facets, facets)]
         out = []
         start = q.k
         for text, doc, distance in zip(sentences, facets, distances):
@@ -146,20 +146,6 @@ class Explainer:
             out.append(Bridge(self.space.word(int(q_unique[i])), self.space.word(int(p_unique[j])), _r(share)))
         return cosine, tuple(out)
 
-    def _set_distances(self, facets: Sequence[FacetSet]) -> list[float | None]:
-        """SC (Eq. 5) between the query's facets and each passage's, in one batched solve."""
-        q = self.query.facets
-        if not q.k or not facets:
-            return [None] * len(facets)
-        width = max(max(f.k for f in facets), 1)
-        n = len(facets)
-        centres = np.zeros((n, width, self.space.dim), np.float32)
-        present = np.zeros((n, width), np.float32)
-        for i, f in enumerate(facets):
-            centres[i, : f.k], present[i, : f.k] = f.centres, 1.0
-        query = np.broadcast_to(q.centres, (n, *q.centres.shape))
-        sc = set_distance(query, centres, np.ones((n, q.k), np.float32), present)
-        return [float(d) if f.k else None for d, f in zip(sc, facets)]
 
 def _r(x: float) -> float:
     return round(float(x), DIGITS)

@@ -13,7 +13,16 @@ import numpy as np
 from engine import embed
 from engine.errors import MethodUnavailableError
 from engine.facets.explain import Explainer
-from engine.facets.extract import DEFAULT_K, FacetSet, context_words, document_facets, empty, facet_batches, unpack
+from engine.facets.extract import (
+    BORROW_RESULTS,
+    DEFAULT_K,
+    FacetSet,
+    context_words,
+    document_facets,
+    empty,
+    facet_batches,
+    unpack,
+)
 from engine.facets.space import FacetSpace
 from engine.search.results import SearchResult
 from engine.store.database import NewDocument, Store
@@ -131,6 +140,8 @@ def annotate(store: Store, space: FacetSpace, query: str, results: Sequence[Sear
     """
     if not results:
         return list(results)
-    explained = Explainer(space, query).explain([row["text"] for row in rows], facets_of_sentences(store, space, rows))
+    texts = [row["text"] for row in rows]
+    explainer = Explainer(space, query, borrowed=texts[:BORROW_RESULTS])
+    explained = explainer.explain(texts, facets_of_sentences(store, space, rows))
     return [replace(r, facets=chips, explanation=replace(r.explanation, facets=evidence))
             for r, (chips, evidence) in zip(results, explained)]
