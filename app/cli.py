@@ -133,10 +133,13 @@ def index(paths: tuple[Path, ...], db: Path | None, method: str | None, ignore: 
 @click.option("--all", "include_weak", is_flag=True, help="also list weak matches (flagged), not only relevant ones")
 @click.option("--explain/--no-explain", default=True, show_default=True,
               help="facet explanations and context per result; --no-explain gives the same ranking faster (benchmarks)")
+@click.option("--rerank-facets/--no-rerank-facets", default=None,
+              help="re-order the top results by how well their facets match the query's (default: the engine's, "
+                   "which bench/facets_rerank.py measured)")
 @_json_option
 @_handle_errors
 def search(text: str | None, db: Path | None, k: int, mode: str, method: str | None, queries: Path | None,
-           include_weak: bool, explain: bool, as_json: bool) -> None:
+           include_weak: bool, explain: bool, rerank_facets: bool | None, as_json: bool) -> None:
     """Search the index by meaning and by words."""
     if (text is None) == (queries is None):
         raise click.UsageError("give either TEXT or --queries FILE")
@@ -145,14 +148,15 @@ def search(text: str | None, db: Path | None, k: int, mode: str, method: str | N
             for item in _read_queries(queries):
                 try:
                     out = idx.search(item["text"], k=k, mode=mode, method=method, include_weak=include_weak,
-                                     explain=explain).to_json()
+                                     explain=explain, rerank_facets=rerank_facets).to_json()
                 except QueryError as e:
                     # one unusable query must not cost the answers to the others
                     click.echo(json.dumps({"id": item["id"], "error": str(e), "results": []}))
                     continue
                 click.echo(json.dumps({"id": item["id"], **{key: out[key] for key in ("results", "nothing_relevant")}}))
             return
-        response = idx.search(text, k=k, mode=mode, method=method, include_weak=include_weak, explain=explain)
+        response = idx.search(text, k=k, mode=mode, method=method, include_weak=include_weak, explain=explain,
+                              rerank_facets=rerank_facets)
     if as_json:
         click.echo(json.dumps(response.to_json()))
         return

@@ -22,7 +22,7 @@ from engine.ingest.extract import Extracted
 from engine.ingest.pool import default_workers, extract_all
 from engine.ingest.walk import IgnoreRules, walk
 from engine.search.calibration import Calibration, calibrate
-from engine.search.results import Mode, SearchResponse
+from engine.search.results import Mode, SearchResponse, SearchResult
 from engine.search.searcher import Searcher
 from engine.store.database import DB_NAME, NewDocument, Store
 from engine.store.vectors import VectorIndex
@@ -257,9 +257,10 @@ class Index:
 
     # -- reading --------------------------------------------------------------------------------------------------
     def search(self, query: str, *, k: int = 10, mode: Mode | str = Mode.HYBRID, method: str | None = None,
-               include_weak: bool = False, explain: bool = True) -> SearchResponse:
+               include_weak: bool = False, explain: bool = True, rerank_facets: bool | None = None) -> SearchResponse:
         """Ranked documents for ``query`` (see :class:`engine.search.searcher.Searcher`; ``explain=False`` leaves out
-        facet explanations and context, for tools that only read the ranking)."""
+        facet explanations and context, for tools that only read the ranking; ``rerank_facets`` see
+        ``engine.facets.rerank``)."""
         mode = Mode(mode)
         if method and method != self.method:
             raise MethodMismatchError(
@@ -275,8 +276,27 @@ class Index:
             stored = self.store.get_meta(f"calibration:{embedder.name}")
             calibration = Calibration.from_meta({k_: v for k_, v in stored.items() if k_ != "sentences"} if stored else None)
         return Searcher(self.store, vectors, embedder, calibration, facets=load_space() if explain else None).search(
-            query, k=k, mode=mode, include_weak=include_weak, explain=explain
+            query, k=k, mode=mode, include_weak=include_weak, explain=explain, rerank_facets=rerank_facets
         )
+
+    def explain(self, query: str, results: Sequence[SearchResult]) -> list[SearchResult]:
+        """``results`` of ``search(query, explain=False)`` with what ``explain=True`` adds (surrounding sentences, facet
+        chips and evidence), for the app: it shows the ranking at once and explains the rows on screen afterwards.
+
+        A result whose sentence is no longer in the index (its file changed since the search) comes back as it was.
+        """
+        rows: list[dict | None] = []
+        for result in results:
+            doc = self.store.document(result.path)
+            row = next(iter(self.store.neighbours(doc["id"], result.ordinal, 0)), None) if doc else None
+            rows.append(row if row is not None and row["text"] == result.sentence else None)
+        found = [i for i, row in enumerate(rows) if row is not None]
+        searcher = Searcher(self.store, None, None, None, facets=load_space())
+        explained = searcher.explain(query, [results[i] for i in found], [rows[i] for i in found])
+        out = list(results)
+        for i, result in zip(found, explained):
+            out[i] = result
+        return out
 
     def status(self, *, files: bool = False) -> IndexStatus:
         """Counts, roots and (optionally) every file's status and reason."""
@@ -304,7 +324,7 @@ class _Run:
         self.index, self.store, self.embedder = index, index.store, embedder
         self.vectors = index._vector_index(embedder)
         # facets live in the static model's word space whatever the index's method (engine.facets)
-        self.facets = FacetWriter.open(self.store)
+        self.facets = FacetWriter.open(self.store) if index.config.facets else None
         self.config = index.config
         self.progress_cb, self.cancel = progress, cancel
         self.documents = self.sentences = self.unchanged = self.removed = 0
@@ -401,7 +421,7 @@ class _Run:
             vectors = self.embedder.encode(texts)
         removed, new_ids = self.store.write_documents(docs, vectors, self.embedder.name)
         self.vectors.remove(removed)
-        self.vectors.add(new_ids, vectors)
+        self.vectors.add_later(new_ids, vectors)  # the graph grows while the next batch is read and written
         if self.facets is not None:
             self.facets.write(docs, new_ids, ids)
         self.documents += len(docs)

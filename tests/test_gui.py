@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QMimeData, QObject, QPointF, QSettings, Qt, QUrl, Slot
+from PySide6.QtCore import QMimeData, QObject, QPointF, QSettings, Qt, QThread, QUrl, Slot
 from PySide6.QtGui import QDesktopServices, QDropEvent, QDragEnterEvent, QGuiApplication
 from PySide6.QtWidgets import QApplication
 
@@ -230,6 +230,34 @@ def test_cancel_mid_index_keeps_what_was_done(qtbot, window, tmp_path):
     assert not window.index_bar.isVisible()
 
 
+def test_a_crashed_indexing_process_is_reported_and_the_next_run_recovers(qtbot, window, tmp_path):
+    import signal
+
+    from engine.ingest.pool import MIN_FILES_FOR_POOL
+
+    # fewer files than start reader processes: killing the indexer then leaves no orphaned reader behind
+    folder = many_files(tmp_path / "notes", MIN_FILES_FOR_POOL - 1)
+    errors: list[str] = []
+    window.controller.error.connect(errors.append)
+
+    def kill_indexer(p) -> None:
+        if p.phase == "scanning" and not errors:  # the run has begun: reading, writing, saving are still to come
+            os.kill(window.controller._process._process.pid, signal.SIGKILL)  # as a crash in a PDF parser would
+
+    window.controller.progress.connect(kill_indexer)
+    with qtbot.waitSignal(window.controller.run_finished, timeout=INDEX_TIMEOUT_MS) as blocker:
+        drop(window, [folder])
+    assert blocker.args[0] is None
+    assert errors and "indexing stopped unexpectedly" in errors[0]
+    assert window.banner.isVisible() and "Traceback" not in window.banner.text()
+    wait_indexed(qtbot, window)
+    window.controller.progress.disconnect(kill_indexer)
+
+    drop(window, [folder])  # a new indexing process picks up where the dead one stopped
+    status = wait_indexed(qtbot, window)
+    assert status.indexed == MIN_FILES_FOR_POOL - 1
+
+
 def test_pause_survives_restart_and_resume_completes(qtbot, make_window, tmp_path):
     folder = many_files(tmp_path / "notes")
     window = make_window()
@@ -282,9 +310,9 @@ def test_settings_declared_types_and_dialog(qtbot, settings, tmp_path):
 
     assert settings.get(S.SEARCH_MODE) == "hybrid" and settings.get(S.IGNORE) == []
     settings.store.setValue(S.IGNORE.key, "*.log")  # a one-item list comes back as a bare string from INI files
-    assert settings.get(S.IGNORE) == ["*.log"]
+    assert Settings(settings.store).get(S.IGNORE) == ["*.log"]
     settings.store.setValue(S.WATCH_NEW.key, "false")
-    assert settings.get(S.WATCH_NEW) is False
+    assert Settings(settings.store).get(S.WATCH_NEW) is False
     with pytest.raises(TypeError):
         settings.set(S.RESULTS_K, "many")
     assert Option("x/y", int, 7).read(settings.store) == 7
@@ -294,6 +322,8 @@ def test_settings_declared_types_and_dialog(qtbot, settings, tmp_path):
     dialog.mode.setCurrentIndex(dialog.mode.findData("lexical"))
     dialog.ignore.setPlainText("*.tmp\n\nbuild/\n")
     dialog.accept()
+    settings.flush()  # written on the settings thread: wait until it is on disk
+    assert "mode=lexical" in (tmp_path / "settings.ini").read_text()
     reread = Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
     assert reread.get(S.SEARCH_MODE) == "lexical"
     assert reread.get(S.IGNORE) == ["*.tmp", "build/"]
@@ -343,3 +373,122 @@ def test_signal_emit_keeps_python_refcounts(qapp):
     for i in range(200):
         emitter.ping.emit(i)
     assert sys.getrefcount(True) >= before - 5
+
+
+def drop_on_search_box(window: MainWindow, paths: list[Path]) -> bool:
+    """A drag from the file manager released over the search field; True when the field or the window took it."""
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
+    box = window.search_box
+    pos = QPointF(box.width() / 2, box.height() / 2)
+    enter = QDragEnterEvent(pos.toPoint(), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                            Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(box, enter)  # Qt offers it to the parents when the field declines
+    if not enter.isAccepted():
+        return False
+    QApplication.sendEvent(box, QDropEvent(pos, Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                                           Qt.KeyboardModifier.NoModifier))
+    return True
+
+
+WHALES = ("Dolphins and porpoises find fish in dark water by echolocation, listening to the echoes of their clicks.\n\n"
+          "Harbour porpoises are often caught in fishing nets along the coast.\n\n"
+          "Whales and dolphins breathe air through a blowhole on the top of the head.")
+
+
+def test_drop_a_file_on_the_search_box_finds_documents_like_it(qtbot, window, corpus, tmp_path):
+    drop(window, [corpus])
+    wait_indexed(qtbot, window)
+    note = tmp_path / "elsewhere" / "whales.txt"
+    note.parent.mkdir()
+    note.write_text(WHALES, encoding="utf-8")
+    window.search_box.setText("spaghetti")
+    readers = []  # the thread that read the file: never the GUI thread
+    window.controller._reader.read.connect(lambda _r: readers.append(QThread.currentThread().objectName()),
+                                           Qt.ConnectionType.DirectConnection)
+    with qtbot.waitSignal(window.results_shown, timeout=10_000) as blocker:
+        assert drop_on_search_box(window, [note])
+    response = blocker.args[0]
+    assert readers == ["quire-read"]
+    assert "echolocation" in response.query and "blowhole" in response.query  # sentences from all through the file
+    assert window.like_chip.isVisible() and window.like_chip.text().startswith("Like: whales.txt")
+    assert window.search_box.text() == ""
+    assert window.current_result().path.endswith("porpoise.md")
+    assert window.search_box.hasFocus()
+
+    # Esc clears the chip and the results
+    qtbot.keyClick(window.search_box, Qt.Key.Key_Escape)
+    assert not window.like_chip.isVisible() and window.model.rowCount() == 0
+
+
+def test_a_dropped_indexed_file_is_not_its_own_best_match(qtbot, window, corpus):
+    drop(window, [corpus])
+    wait_indexed(qtbot, window)
+    porpoise = corpus / "animals" / "porpoise.md"
+    with qtbot.waitSignal(window.results_shown, timeout=10_000) as blocker:
+        assert drop_on_search_box(window, [porpoise])
+    paths = [r.path for r in blocker.args[0].results]
+    assert str(porpoise.resolve()) not in paths
+    # the mode can change under a file search: it reruns with the same file
+    with qtbot.waitSignal(window.results_shown, timeout=10_000) as blocker:
+        window.mode_box.setCurrentIndex(window.mode_box.findData("lexical"))
+    assert blocker.args[0].mode.value == "lexical" and window.like_chip.isVisible()
+    assert str(porpoise.resolve()) not in [r.path for r in blocker.args[0].results]
+    # typing a query replaces the file
+    type_query(qtbot, window, "spaghetti")
+    assert not window.like_chip.isVisible()
+
+
+def test_folders_dropped_on_the_search_box_are_indexed(qtbot, window, corpus, tmp_path):
+    assert drop_on_search_box(window, [corpus])
+    status = wait_indexed(qtbot, window)
+    assert status.indexed == 5 and not window.like_chip.isVisible()
+    # an unreadable file: a readable message, no traceback
+    blob = tmp_path / "photo.png"
+    blob.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4)
+    assert drop_on_search_box(window, [blob])
+    qtbot.waitUntil(lambda: "cannot search for documents like photo.png" in window.empty.text(), timeout=10_000)
+    assert "binary" in window.empty.text() and "Traceback" not in window.empty.text()
+
+
+def test_chips_and_context_arrive_after_the_ranking(qtbot, window, corpus):
+    drop(window, [corpus])
+    wait_indexed(qtbot, window)
+    window.search_box.clear()
+    seen = []  # the first row as the list first showed it
+    window.results_shown.connect(lambda _r: seen.append((not window.model.unexplained([0]), window.current_result())))
+    with qtbot.waitSignal(window.controller.explained, timeout=10_000) as blocker:
+        qtbot.keyClicks(window.search_box, "porpoises echolocation")
+    explained_rows = blocker.args[1]
+    assert 0 in explained_rows
+    first_explained, first = seen[-1]
+    assert not first_explained and first.facets == () and first.context_before == first.context_after == ()
+    top = window.current_result()
+    assert not window.model.unexplained([0]) and top.path == first.path and top.score == first.score
+    assert top.facets and window.model.index(0).data(Role.FACETS) == facet_labels(top.facets)
+    context = top.context_before + top.context_after
+    assert context and all(sentence in window.preview.browser.toPlainText() for sentence in context)
+
+
+def test_enter_on_a_pdf_passage_falls_back_to_the_default_application(qtbot, window, tmp_path, opened, monkeypatch):
+    from tests.docgen import PDF_PAGE2_SENTENCE, make_pdf
+
+    # the desktop's default PDF application takes no page argument: the PDF opens there (at its first page)
+    config, data = tmp_path / "xdg-config", tmp_path / "xdg-data"
+    (data / "applications").mkdir(parents=True)
+    (data / "applications" / "firefox.desktop").write_text("[Desktop Entry]\nType=Application\nExec=firefox %u\n")
+    config.mkdir()
+    (config / "mimeapps.list").write_text("[Default Applications]\napplication/pdf=firefox.desktop\n")
+    for name, value in (("XDG_CONFIG_HOME", config), ("XDG_CONFIG_DIRS", config), ("XDG_DATA_HOME", data),
+                        ("XDG_DATA_DIRS", data)):
+        monkeypatch.setenv(name, str(value))
+    folder = tmp_path / "pdfs"
+    folder.mkdir()
+    pdf = make_pdf(folder)
+    drop(window, [folder])
+    wait_indexed(qtbot, window)
+    type_query(qtbot, window, "harbour master spring tide")
+    top = window.current_result()
+    assert top.sentence == PDF_PAGE2_SENTENCE and top.page == 2
+    qtbot.keyClick(window.search_box, Qt.Key.Key_Return)
+    assert [u.toLocalFile() for u in opened] == [str(pdf.resolve())]

@@ -8,7 +8,6 @@ which skips every file already indexed.
 from __future__ import annotations
 
 import logging
-import threading
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -16,8 +15,20 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal, Slot
 
 from app.gui import settings as S
+from app.gui.index_process import CONTEXT, IndexProcess, IndexRequest
 from app.gui.settings import Settings
-from app.gui.workers import Generations, IndexRequest, IndexWorker, QueryRequest, SearchWorker, start_thread
+from app.gui.workers import (
+    ExplainRequest,
+    ExplainWorker,
+    FileQuery,
+    FileReader,
+    Generations,
+    IndexWorker,
+    QueryRequest,
+    SearchWorker,
+    start_thread,
+)
+
 log = logging.getLogger(__name__)
 
 
@@ -47,7 +58,7 @@ class Job:
 
 
 class Controller(QObject):
-    """Owns the two worker threads; every public method returns at once."""
+    """Owns the worker threads; every public method returns at once."""
 
     # to the workers (queued: they run on the workers' threads)
     _load = Signal()
@@ -57,9 +68,12 @@ class Controller(QObject):
     _add = Signal(object)
     _remove = Signal(object)
     _close = Signal()
+    _query_file = Signal(object)
+    _explain = Signal(object)
     # to the window
     ready = Signal(str)  # the engine has loaded; the index folder
     answered = Signal(int, object)  # generation, SearchResponse (only the latest generation)
+    explained = Signal(int, object, object)  # generation, rows, results with chips and context
     query_failed = Signal(int, str)
     status_ready = Signal(object)  # IndexStatus or None
     progress = Signal(object)  # engine.Progress
@@ -72,17 +86,26 @@ class Controller(QObject):
         super().__init__(parent)
         self.index_dir, self.settings = index_dir, settings
         self.generations = Generations()
-        self._cancel = threading.Event()
+        self._cancel = CONTEXT.Event()  # shared with the indexing process
         self._queue: list[Job] = []
         self._running: Job | None = None
         self.state = IndexState.PAUSED if settings.get(S.PENDING) else IndexState.IDLE
         self._searcher = SearchWorker(index_dir, self.generations)
-        self._indexer = IndexWorker(index_dir, self._cancel)
+        self._process = IndexProcess(str(index_dir) if index_dir else None, self._cancel)
+        self._indexer = IndexWorker(self._process)
+        self._explainer = ExplainWorker(index_dir, self.generations)
+        self._reader = FileReader(self.generations)
         self._load.connect(self._searcher.load)
         self._search.connect(self._searcher.search)
         self._status.connect(self._searcher.status)
         self._reload.connect(self._searcher.reload)
         self._close.connect(self._searcher.close)
+        self._close.connect(self._explainer.close)
+        self._explain.connect(self._explainer.explain)
+        self._explainer.explained.connect(self._on_explained)
+        self._query_file.connect(self._reader.query)
+        self._reader.read.connect(self._searcher.search)  # straight to the search thread, no GUI round trip
+        self._reader.failed.connect(self._on_query_failed)
         self._add.connect(self._indexer.add)
         self._remove.connect(self._indexer.remove)
         self._searcher.ready.connect(self._on_ready)
@@ -93,7 +116,8 @@ class Controller(QObject):
         self._indexer.progress.connect(self.progress)
         self._indexer.finished.connect(self._on_run_finished)
         self._indexer.failed.connect(self.error)
-        self._threads = [start_thread(self._searcher, "quire-search"), start_thread(self._indexer, "quire-index")]
+        self._threads = [start_thread(self._searcher, "quire-search"), start_thread(self._indexer, "quire-index"),
+                         start_thread(self._explainer, "quire-explain"), start_thread(self._reader, "quire-read")]
 
     def start(self) -> None:
         """Load the engine on the search thread, then report the index's status.
@@ -116,6 +140,24 @@ class Controller(QObject):
         mode = mode or self.settings.get(S.SEARCH_MODE)
         self._search.emit(QueryRequest(generation, text, mode, self.settings.get(S.RESULTS_K)))
         return generation
+
+    def search_file(self, path: str, mode: str | None = None) -> int:
+        """"More like this" with a file: its sentences are the query (read on a worker); returns the generation."""
+        generation = self.generations.next()
+        mode = mode or self.settings.get(S.SEARCH_MODE)
+        self._query_file.emit(FileQuery(generation, str(Path(path).resolve()), mode, self.settings.get(S.RESULTS_K)))
+        return generation
+
+    def explain(self, generation: int, query: str, rows: list[int], results: list) -> None:
+        """Ask for the chips and context of ``results`` (``rows`` of the answer ``generation``); they arrive through
+        ``explained`` unless a newer query comes first."""
+        if generation == self.generations.current and rows:
+            self._explain.emit(ExplainRequest(generation, query, tuple(rows), tuple(results)))
+
+    @Slot(int, object, object)
+    def _on_explained(self, generation: int, rows, results) -> None:
+        if generation == self.generations.current:
+            self.explained.emit(generation, rows, results)
 
     def invalidate(self) -> None:
         """Drop any answer still in flight (the query was cleared)."""
@@ -232,7 +274,7 @@ class Controller(QObject):
 
     # -- lifecycle --------------------------------------------------------------------------------------------
     def shutdown(self) -> None:
-        """Stop indexing (keeping it resumable), close the index and join both threads."""
+        """Stop indexing (keeping it resumable), close the index and join the threads."""
         if self._running is not None and self.state is IndexState.RUNNING:
             self._set_state(IndexState.PAUSING)  # PENDING keeps naming the run: the next launch offers to resume it
             self._cancel.set()
@@ -240,3 +282,4 @@ class Controller(QObject):
         for thread in self._threads:
             thread.quit()
             thread.wait()
+        self._process.stop()  # here, not on the indexing thread: its last queued events may never be handled

@@ -148,6 +148,25 @@ def selftest(folder: Path, query: str | None, screenshot: Path | None) -> int:
     return 0
 
 
+def _lag_probe(interval_ms: int = 10):
+    """Start a timer on the GUI thread; the returned function gives its worst lateness so far in ms (how long the
+    window could not react while the engine loaded beside it)."""
+    from PySide6.QtCore import Qt, QTimer
+
+    timer = QTimer(interval=interval_ms, timerType=Qt.TimerType.PreciseTimer)
+    last, worst = [0.0], [0.0]
+
+    def tick() -> None:
+        now = time.perf_counter()
+        if last[0]:  # from the first tick on: the event loop is running
+            worst[0] = max(worst[0], (now - last[0]) * 1000 - interval_ms)
+        last[0] = now
+
+    timer.timeout.connect(tick)
+    timer.start()
+    return lambda: (timer, worst[0])[1]  # the closure keeps the timer alive
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point of ``quire-app``."""
     args = _parser().parse_args(argv)
@@ -169,8 +188,10 @@ def main(argv: list[str] | None = None) -> int:
         # the first turn of the event loop after show(): the window is painted and takes input; then the engine
         # finishes loading on its thread and searches can be answered
         QTimer.singleShot(0, lambda: print(f"ready {time.perf_counter() - STARTED:.3f}", flush=True))
+        lag = _lag_probe()
         window.controller.ready.connect(
-            lambda _: (print(f"engine {time.perf_counter() - STARTED:.3f}", flush=True), window.close()))
+            lambda _: (print(f"engine {time.perf_counter() - STARTED:.3f} lag {lag():.1f}", flush=True),
+                       window.close()))
     code = app.exec()
     if argv is None:
         sys.exit(code)

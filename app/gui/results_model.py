@@ -53,21 +53,36 @@ def score_display(result: SearchResult, top_score: float) -> tuple[str, float]:
 
 
 class ResultsModel(QAbstractListModel):
-    """Rows of one :class:`engine.SearchResponse`; replaced wholesale when a new answer arrives."""
+    """Rows of one :class:`engine.SearchResponse`: replaced wholesale when a new answer arrives, then row by row as
+    their explanations (facet chips, context) come in."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self._results: tuple[SearchResult, ...] = ()
+        self._results: list[SearchResult] = []
+        self._explained: set[int] = set()
         self._top = 0.0
         self.response: SearchResponse | None = None
 
     def set_response(self, response: SearchResponse | None) -> None:
-        """Show ``response`` (None clears the list)."""
+        """Show ``response`` (None clears the list); its rows count as unexplained."""
         self.beginResetModel()
         self.response = response
-        self._results = response.results if response else ()
+        self._results = list(response.results) if response else []
+        self._explained = set()
         self._top = max((r.score for r in self._results), default=0.0)
         self.endResetModel()
+
+    def unexplained(self, rows: Iterable[int]) -> list[int]:
+        """Those of ``rows`` that exist and still lack their explanation."""
+        return [r for r in rows if 0 <= r < len(self._results) and r not in self._explained]
+
+    def set_explained(self, rows: Sequence[int], results: Sequence[SearchResult]) -> None:
+        """Replace ``rows`` with their explained results (same documents, same order: only chips and context differ)."""
+        for row, result in zip(rows, results):
+            if 0 <= row < len(self._results) and self._results[row].path == result.path:
+                self._results[row] = result
+                self._explained.add(row)
+                self.dataChanged.emit(self.index(row), self.index(row))
 
     def result(self, row: int) -> SearchResult | None:
         """The result at ``row``, if any."""

@@ -9,11 +9,11 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox, QFileDialog, QHBoxLayout, QLabel, QListView, QMainWindow, QMenu, QMessageBox, QProgressBar,
-    QPushButton, QSplitter, QStackedWidget, QVBoxLayout, QWidget,
+    QPushButton, QSplitter, QStackedWidget, QToolButton, QVBoxLayout, QWidget,
 )
 
 from app.gui import desktop
@@ -23,7 +23,7 @@ from app.gui.delegate import ResultDelegate
 from app.gui.folders import FileReport, FoldersPanel
 from app.gui.preview import PreviewPane
 from app.gui.results_model import ResultsModel, Role
-from app.gui.search_box import SearchBox
+from app.gui.search_box import SearchBox, has_local_paths
 from app.gui.settings import Settings
 from app.gui.settings_dialog import MODE_LABELS, SettingsDialog
 from app.gui.watcher import FolderWatcher
@@ -35,6 +35,9 @@ log = logging.getLogger(__name__)
 # Typing pause before a search starts: short enough that results feel live (the benchmark's 100 ms budget
 # includes it), long enough that a burst of keystrokes becomes one query.
 DEBOUNCE_MS = 40
+# Facet chips and context are asked for once an answer has stood this long: a pause in typing, so that explaining
+# an answer the next keystroke replaces does not take CPU from that keystroke's search.
+EXPLAIN_DELAY_MS = 150
 
 
 def _duration(seconds: float) -> str:
@@ -62,9 +65,13 @@ class MainWindow(QMainWindow):
         self.controller = Controller(index_dir, self.settings, self)
         self.watcher = FolderWatcher(self)
         self._last_query = ""
+        self._like: str | None = None  # the file of a "more like this file" search
+        self._shown = 0  # generation of the answer on screen
         self._status = None
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self._search_now)
+        self._explain_timer = QTimer(self, singleShot=True, interval=EXPLAIN_DELAY_MS)
+        self._explain_timer.timeout.connect(self._explain_visible)
         self._build()
         self._connect()
         self._restore()
@@ -91,7 +98,12 @@ class MainWindow(QMainWindow):
         add_button = QPushButton("Add Folder…")
         add_button.setToolTip("Index a folder (Ctrl+O); you can also drop folders or files on the window")
         add_button.clicked.connect(self.add_folder_dialog)
+        self.like_chip = QToolButton()
+        self.like_chip.setAccessibleName("More like this file")
+        self.like_chip.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.like_chip.setVisible(False)
         top = QHBoxLayout()
+        top.addWidget(self.like_chip)
         top.addWidget(self.search_box, 1)
         top.addWidget(self.mode_box)
         top.addWidget(add_button)
@@ -105,7 +117,7 @@ class MainWindow(QMainWindow):
         self.results = QListView()
         self.results.setModel(self.model)
         self.results.setItemDelegate(ResultDelegate(self.results))
-        self.results.setUniformItemSizes(False)
+        self.results.setUniformItemSizes(True)  # see ResultDelegate.sizeHint
         self.results.setVerticalScrollMode(QListView.ScrollMode.ScrollPerPixel)
         self.results.setAccessibleName("Results")
         self.results.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -183,6 +195,9 @@ class MainWindow(QMainWindow):
         self.search_box.enter.connect(self._on_enter)
         self.search_box.escape.connect(self.clear_search)
         self.search_box.copy_passage.connect(self.copy_passage)
+        self.search_box.file_dropped.connect(self.search_like_file)
+        self.like_chip.clicked.connect(self.clear_search)
+        self.results.verticalScrollBar().valueChanged.connect(lambda _: self._explain_timer.start())
         self.mode_box.currentIndexChanged.connect(self._on_mode_changed)
         self.results.selectionModel().currentChanged.connect(lambda cur, _: self.preview.show_result(cur.data(Role.RESULT)))
         self.results.doubleClicked.connect(lambda _: self.open_current(reveal=False))
@@ -194,6 +209,7 @@ class MainWindow(QMainWindow):
         self.cancel_button.clicked.connect(c.cancel)
         c.ready.connect(self._on_engine_ready)
         c.answered.connect(self._on_answer)
+        c.explained.connect(self._on_explained)
         c.query_failed.connect(lambda _g, message: self._show_empty(message))
         c.status_ready.connect(self._on_status)
         c.progress.connect(self._on_progress)
@@ -229,9 +245,11 @@ class MainWindow(QMainWindow):
         self.search_box.selectAll()
 
     def _on_text_changed(self, text: str) -> None:
+        self._explain_timer.stop()
         if text.strip():
+            self._set_like(None)  # typing replaces a "more like this file" search
             self._debounce.start()
-        else:
+        elif self._like is None:
             self.clear_results()
 
     def _search_now(self) -> None:
@@ -243,33 +261,75 @@ class MainWindow(QMainWindow):
         self.controller.search(text, self.mode_box.currentData())
 
     def _on_enter(self, ctrl: bool) -> None:
+        text = self.search_box.text().strip()
         if ctrl:
             self.open_current(reveal=True)
-        elif self._debounce.isActive() or self.search_box.text().strip() != self._last_query:
+        elif self._debounce.isActive() or (text and text != self._last_query):
             self._search_now()
         else:
             self.open_current(reveal=False)
 
     def _on_mode_changed(self) -> None:
         self.settings.set(S.SEARCH_MODE, self.mode_box.currentData())
-        if self.search_box.text().strip():
+        self._search_again()
+
+    def _search_again(self) -> None:
+        """Rerun the query on screen (the mode changed, or indexing brought new content)."""
+        if self._like is not None:
+            self.controller.search_file(self._like, self.mode_box.currentData())
+        elif self.search_box.text().strip():
             self._search_now()
 
-    def _on_answer(self, _generation: int, response: SearchResponse) -> None:
+    def search_like_file(self, path: str) -> None:
+        """More like this with a file (dropped on the search field): its sentences are the query."""
+        self.search_box.clear()
+        self._set_like(path)
+        self._show_empty(f"Reading {Path(path).name}…")
+        self.search_box.setFocus()
+        self.controller.search_file(path, self.mode_box.currentData())
+
+    def _set_like(self, path: str | None) -> None:
+        self._like = path
+        self.like_chip.setVisible(path is not None)
+        if path is not None:
+            self.like_chip.setText(f"Like: {Path(path).name}  ✕")
+            self.like_chip.setToolTip(f"Documents like {path}\nEsc or click to clear")
+
+    def _on_answer(self, generation: int, response: SearchResponse) -> None:
         self.banner.setVisible(False)
+        self._shown = generation
         self.model.set_response(response)
         if response.results:
             self.results_stack.setCurrentWidget(self.results)
             self.results.setCurrentIndex(self.model.index(0))
+            self._explain_timer.start()
         else:
             hidden = (f"\n{response.weak_hidden} weak match{'es' if response.weak_hidden != 1 else ''} hidden."
                       if response.weak_hidden else "")
-            self._show_empty(f"Nothing relevant found for “{response.query}”.{hidden}\n"
-                             "Try other words, or switch the search mode.")
+            wanted = f"like {Path(self._like).name}" if self._like else f"for “{response.query}”"
+            self._show_empty(f"Nothing relevant found {wanted}.{hidden}\nTry other words, or switch the search mode.")
             self.preview.show_result(None)
         for note in response.notes:
             self.statusBar().showMessage(note, 8000)
         self.results_shown.emit(response)
+
+    def _explain_visible(self) -> None:
+        """Ask for the chips and context of the rows on screen (and the selected one) that lack them."""
+        if not self.model.rowCount() or self.model.response is None:
+            return
+        viewport = self.results.viewport()
+        top = self.results.indexAt(QPoint(0, 0)).row()
+        bottom = self.results.indexAt(QPoint(0, viewport.height() - 1)).row()
+        visible = range(max(0, top), (bottom if bottom >= 0 else self.model.rowCount() - 1) + 1)
+        rows = sorted(set(self.model.unexplained([*visible, self.results.currentIndex().row()])))
+        self.controller.explain(self._shown, self.model.response.query, rows, [self.model.result(r) for r in rows])
+
+    def _on_explained(self, generation: int, rows, results) -> None:
+        if generation != self._shown:
+            return
+        self.model.set_explained(rows, results)
+        if self.results.currentIndex().row() in rows:
+            self.preview.show_result(self.current_result())
 
     def _show_empty(self, message: str) -> None:
         self.empty.setText(message)
@@ -278,6 +338,7 @@ class MainWindow(QMainWindow):
     def clear_results(self) -> None:
         """Empty the list and drop answers still in flight."""
         self._debounce.stop()
+        self._explain_timer.stop()
         self._last_query = ""
         self.controller.invalidate()
         self.model.set_response(None)
@@ -285,7 +346,8 @@ class MainWindow(QMainWindow):
         self._show_empty("Type to search.")
 
     def clear_search(self) -> None:
-        """Esc: clear the query and the results."""
+        """Esc: clear the query (text or "like" file) and the results."""
+        self._set_like(None)
         self.search_box.clear()
         self.clear_results()
 
@@ -303,14 +365,15 @@ class MainWindow(QMainWindow):
         return self.model.result(self.results.currentIndex().row())
 
     def open_current(self, reveal: bool) -> None:
-        """Enter opens the document, Ctrl+Enter shows it in the file manager."""
+        """Enter opens the document (at the passage's page where the PDF viewer allows), Ctrl+Enter shows it in the
+        file manager."""
         result = self.current_result()
         if result is None:
             return
         if not Path(result.path).exists():
             self.show_error(f"{result.path} is no longer there; it will leave the index at the next refresh")
             return
-        ok = desktop.reveal(result.path) if reveal else desktop.open_document(result.path)
+        ok = desktop.reveal(result.path) if reveal else desktop.open_document(result.path, result.page)
         if not ok:
             self.show_error(f"could not {'show' if reveal else 'open'} {result.path}: no application is set up for it")
 
@@ -367,7 +430,7 @@ class MainWindow(QMainWindow):
             self.add_paths([folder])
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt API
-        if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
+        if has_local_paths(event):
             event.acceptProposedAction()
 
     def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt API
@@ -413,8 +476,7 @@ class MainWindow(QMainWindow):
             verb = "stopped after" if report.cancelled else "indexed"
             self.statusBar().showMessage(f"{verb} {report.documents:,} documents ({report.sentences:,} sentences) "
                                          f"in {report.seconds:.1f} s{note}", 10000)
-        if self.search_box.text().strip():
-            self._search_now()  # queued behind the searcher's reload, so it sees the new content
+        self._search_again()  # queued behind the searcher's reload, so it sees the new content
 
     def _on_status(self, status) -> None:
         self._status = status
@@ -456,6 +518,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt API
         self.settings.set(S.GEOMETRY, self.saveGeometry())
         self.settings.set(S.SPLITTER, self.splitter.saveState())
+        self.settings.flush()
         self.watcher.stop()
         self.controller.shutdown()
         super().closeEvent(event)

@@ -1,9 +1,11 @@
-"""The two threads that own the engine: one indexes, one answers queries, so a query never waits behind indexing.
+"""The threads that drive the engine: one relays an indexing process, one answers queries, so a query never waits
+behind indexing; one explains the results on screen and one reads files dropped for "more like this", so neither
+delays the next query.
 
-Each worker holds its own :class:`engine.Index` (its own SQLite connection; WAL lets the reader see committed
-batches while the writer works). Requests go in and results come out through queued signals, so no engine call
-runs on the GUI thread and no worker touches a widget (STYLE.md rule 17). Every query carries a generation number:
-the search worker skips requests that are already superseded and the GUI drops answers that arrive late.
+Each worker holds its own :class:`engine.Index` (its own SQLite connection; WAL lets the readers see committed
+batches while the indexing process writes). Requests go in and results come out through queued signals, so no
+engine call runs on the GUI thread and no worker touches a widget (STYLE.md rule 17). Every query carries a
+generation number: the workers skip requests that are already superseded and the GUI drops answers that arrive late.
 
 The engine is imported here lazily, on the worker threads: loading it (document readers, numpy, hnswlib) takes
 longer than showing the window, and the window must take input at once.
@@ -12,25 +14,19 @@ longer than showing the window, and the window must take input at once.
 from __future__ import annotations
 
 import logging
-import threading
-import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from app.gui.errors import describe
+from app.gui.index_process import ChildFailed, IndexProcess, IndexRequest, RemoveRequest
 
 if TYPE_CHECKING:
-    from engine import Index, Progress
+    from engine import Index, SearchResult
 
 log = logging.getLogger(__name__)
-
-# Progress signals per second at most: enough for a smooth bar, few enough that a run over thousands of small
-# files does not flood the GUI thread's event queue.
-PROGRESS_HZ = 20
-
 
 def open_index(folder: Path | None, **options) -> Index:
     """``engine.Index(folder, **options)``, imported here so the window can show before the engine loads."""
@@ -41,21 +37,34 @@ def open_index(folder: Path | None, **options) -> Index:
 
 @dataclass(frozen=True)
 class QueryRequest:
-    """One search as the window asked for it."""
+    """One search as the window asked for it; ``exclude``: a file left out of the results (the one dropped for
+    "more like this": it is trivially most like itself)."""
 
     generation: int
     text: str
     mode: str  # an engine.Mode value
     k: int
+    exclude: str | None = None
 
 
 @dataclass(frozen=True)
-class IndexRequest:
-    """One indexing run: files and folders, the embedding method and gitignore-style patterns to skip."""
+class FileQuery:
+    """"More like this" with a file: read it, then search with its sentences."""
 
-    paths: tuple[str, ...]
-    method: str
-    ignore: tuple[str, ...]
+    generation: int
+    path: str
+    mode: str
+    k: int
+
+
+@dataclass(frozen=True)
+class ExplainRequest:
+    """Explain ``results`` (rows ``rows`` of the list showing generation ``generation``'s answer to ``query``)."""
+
+    generation: int
+    query: str
+    rows: tuple[int, ...]
+    results: tuple[SearchResult, ...]
 
 
 class SearchWorker(QObject):
@@ -95,12 +104,18 @@ class SearchWorker(QObject):
         if request.generation < self.latest.current:
             return
         try:
-            response = self._open().search(request.text, k=request.k, mode=request.mode)
+            # ranking only: facet chips and context cost more than the ranking itself, so the window asks for them
+            # (ExplainWorker) for the rows on screen once the list is up
+            response = self._open().search(request.text, k=request.k + bool(request.exclude), mode=request.mode,
+                                           explain=False)
         except IndexNotFoundError:
             self.failed.emit(request.generation, "nothing is indexed yet: drop a folder here or press Ctrl+O")
         except Exception as e:  # noqa: BLE001 - every failure becomes a message in the window
             self.failed.emit(request.generation, describe(e))
         else:
+            if request.exclude:
+                kept = tuple(r for r in response.results if r.path != request.exclude)[: request.k]
+                response = replace(response, results=kept, nothing_relevant=response.nothing_relevant or not kept)
             self.answered.emit(request.generation, response)
 
     @Slot(bool)
@@ -124,13 +139,17 @@ class SearchWorker(QObject):
         """
         from engine.errors import IndexNotFoundError
 
-        self.close()
+        # the new connection opens before the old one closes: closing the last connection checkpoints the WAL,
+        # which at the end of a run takes a fifth of a second with the interpreter lock held (the window froze)
+        old, self._index = self._index, None
         try:
             self._open()
         except IndexNotFoundError:
             pass
         except Exception as e:  # noqa: BLE001
             self.failed.emit(-1, describe(e))
+        if old is not None:
+            old.close()
         self.reloaded.emit()
 
     @Slot()
@@ -141,52 +160,100 @@ class SearchWorker(QObject):
             self._index = None
 
 
+class ExplainWorker(QObject):
+    """Fills in facet chips, facet evidence and surrounding sentences for results already on screen.
+
+    Its own thread and index connection, so that explaining one answer never delays the search for the next
+    keystroke; requests for answers that are no longer shown are skipped.
+    """
+
+    explained = Signal(int, object, object)  # generation, rows, explained results
+
+    def __init__(self, folder: Path | None, latest: Generations) -> None:
+        super().__init__()
+        self.folder, self.latest = folder, latest
+        self._index: Index | None = None
+
+    @Slot(object)
+    def explain(self, request: ExplainRequest) -> None:
+        """Explain ``request.results`` unless a newer query was submitted meanwhile."""
+        if request.generation < self.latest.current:
+            return
+        try:
+            if self._index is None:
+                self._index = open_index(self.folder, create=False)
+            explained = self._index.explain(request.query, request.results)
+        except Exception:  # the ranking is shown already; chips are a bonus that may be missing
+            log.warning("could not explain results for %r", request.query[:80], exc_info=True)
+        else:
+            self.explained.emit(request.generation, request.rows, tuple(explained))
+
+    @Slot()
+    def close(self) -> None:
+        """Release the database (called on this thread before it quits)."""
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+
+
+class FileReader(QObject):
+    """Reads a dropped file into a query ("more like this" with a file), then hands it to the search worker."""
+
+    read = Signal(object)  # QueryRequest
+    failed = Signal(int, str)  # generation, readable message
+
+    def __init__(self, latest: Generations) -> None:
+        super().__init__()
+        self.latest = latest
+
+    @Slot(object)
+    def query(self, request: FileQuery) -> None:
+        """Read ``request.path`` with the engine's readers; skipped when a newer query came first."""
+        if request.generation < self.latest.current:
+            return
+        from app.gui.query_from_file import query_from_file
+        from engine.errors import ReadError
+
+        name = Path(request.path).name
+        try:
+            text = query_from_file(Path(request.path))
+        except ReadError as e:
+            self.failed.emit(request.generation, f"cannot search for documents like {name}: {e.reason}")
+        except Exception as e:  # noqa: BLE001
+            self.failed.emit(request.generation, describe(e))
+        else:
+            self.read.emit(QueryRequest(request.generation, text, request.mode, request.k, exclude=request.path))
+
+
 class IndexWorker(QObject):
-    """Runs ``Index.add``/``Index.remove`` on its own thread; ``cancel`` stops a run between files."""
+    """Runs ``Index.add``/``Index.remove`` in the indexing process (:mod:`app.gui.index_process`) and relays its
+    messages as signals; this thread only waits on the pipe, so it holds the interpreter lock for moments."""
 
     progress = Signal(object)  # engine.Progress
     finished = Signal(object)  # engine.IndexReport, or None after a remove / an error
     failed = Signal(str)
 
-    def __init__(self, folder: Path | None, cancel: threading.Event) -> None:
+    def __init__(self, process: IndexProcess) -> None:
         super().__init__()
-        self.folder, self.cancel = folder, cancel
-        self._last = 0.0
-
-    def _report(self, p: Progress) -> None:
-        now = time.monotonic()
-        if p.phase == "done" or now - self._last >= 1.0 / PROGRESS_HZ:
-            self._last = now
-            self.progress.emit(p)
+        self.process = process
 
     @Slot(object)
     def add(self, request: IndexRequest) -> None:
         """Index ``request.paths``; a cancelled run reports ``cancelled`` and keeps everything written so far."""
-        from engine import IndexConfig
-        from engine.errors import Cancelled
-
-        try:
-            with open_index(self.folder, method=request.method, config=IndexConfig(ignore=request.ignore)) as index:
-                report = index.add(list(request.paths), method=request.method, progress=self._report,
-                                   cancel=self.cancel)
-        except Cancelled as e:  # raised while re-embedding with a new method
-            log.info("indexing stopped: %s", e)
-            self.finished.emit(None)
-        except Exception as e:  # noqa: BLE001
-            self.failed.emit(describe(e))
-            self.finished.emit(None)
-        else:
-            self.finished.emit(report)
+        self._run(request)
 
     @Slot(object)
     def remove(self, paths: tuple[str, ...]) -> None:
         """Forget files or folders."""
+        self._run(RemoveRequest(paths))
+
+    def _run(self, request: IndexRequest | RemoveRequest) -> None:
+        report = None
         try:
-            with open_index(self.folder, create=False) as index:
-                index.remove(list(paths))
-        except Exception as e:  # noqa: BLE001
-            self.failed.emit(describe(e))
-        self.finished.emit(None)
+            report = self.process.run(request, self.progress.emit)
+        except ChildFailed as e:
+            self.failed.emit(str(e))
+        self.finished.emit(report)
 
 
 class Generations:

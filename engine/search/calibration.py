@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import asdict, dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -46,9 +47,9 @@ class Calibration:
         z = (cosine - self.mean) / max(self.std, 1e-6)
         return float(max(self.probs[-1], 0.5 * (1 + erf(z / sqrt(2)))))
 
-    @property
+    @cached_property
     def threshold(self) -> float:
-        """The cosine that random pairs exceed with probability RELEVANT_TAIL."""
+        """The cosine that random pairs exceed with probability RELEVANT_TAIL (asked of every candidate document)."""
         return float(np.interp(1.0 - RELEVANT_TAIL, self.probs, self.values))
 
     def to_meta(self) -> dict:

@@ -11,12 +11,14 @@ from __future__ import annotations
 import logging
 import math
 import time
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from engine.embed.base import Embedder
 from engine.errors import QueryError
+from engine.facets import rerank as facet_rerank
 from engine.facets.service import annotate
 from engine.facets.space import FacetSpace
 from engine.ingest.sentences import split_sentences
@@ -70,6 +72,21 @@ class _Doc:
     fused: float = 0.0
 
 
+@dataclass
+class _Evidence:
+    """One document's best sentence and whether it is strong enough to show; ``duplicates`` are the paths of files
+    with the same content."""
+
+    doc: _Doc
+    record: dict
+    best: dict
+    similarity: float | None
+    matched: set[str]
+    coverage: float
+    weak: bool
+    duplicates: list[str] = field(default_factory=list)
+
+
 class Searcher:
     """Runs queries against one index; holds no state between queries, so several threads may share it."""
 
@@ -82,8 +99,11 @@ class Searcher:
 
     # -- entry point ------------------------------------------------------------------------------------------
     def search(self, query: str, *, k: int = 10, mode: Mode = Mode.HYBRID, include_weak: bool = False,
-               explain: bool = True) -> SearchResponse:
+               explain: bool = True, rerank_facets: bool | None = None) -> SearchResponse:
         """Rank documents for ``query``; weak results are cut (or, with ``include_weak``, kept and flagged).
+
+        ``rerank_facets`` re-orders the head of the ranking by facet set distance (``engine.facets.rerank``; None:
+        its measured default).
 
         ``explain=False`` is for tools that only read the ranking (benchmarks, ``quire search --queries
         --no-explain``): the same results in the same order, without the per-result work that serves people (facet
@@ -116,31 +136,37 @@ class Searcher:
         # the candidate sentences of all ranked documents, and their vectors, fetched at once rather than per document
         passages = self.store.sentences_of_passages([d.lex_passage for d in ranked if d.lex_passage is not None])
         candidates = {d.doc_id: _candidates(d, passages) for d in ranked}
+        if facet_rerank.enabled(rerank_facets):
+            order = facet_rerank.rerank(self.store, query, [candidates[d.doc_id] for d in ranked], self.facets)
+            ranked = [ranked[i] for i in order]
         cosines = self._cosines(query_vectors, [c["id"] for rows in candidates.values() for c in rows])
-        picked: list[tuple[SearchResult, dict]] = []
-        seen_hashes: dict[str, int] = {}
+        picked: list[_Evidence] = []
+        seen_hashes: dict[str, _Evidence] = {}
+        stem_set = frozenset(stems)
+        rows_by_id = {c["id"]: c for rows in candidates.values() for c in rows}
+        found = dict(zip(rows_by_id, T.stems_found([c["text"] for c in rows_by_id.values()], stem_set)))
+        strong = 0
         for doc in ranked:
             record = meta.get(doc.doc_id)
             if record is None or not candidates[doc.doc_id]:
                 continue  # deleted while we were ranking
             if record["hash"] in seen_hashes:
-                position = seen_hashes[record["hash"]]
-                picked[position] = (_with_duplicate(picked[position][0], record["path"]), picked[position][1])
+                seen_hashes[record["hash"]].duplicates.append(record["path"])
                 continue
-            seen_hashes[record["hash"]] = len(picked)
-            picked.append(self._result(doc, record, mode, candidates[doc.doc_id], cosines, stems, idf))
-            if len(picked) >= k and not include_weak and sum(not r.weak for r, _ in picked) >= k:
+            evidence = self._evidence(doc, record, mode, candidates[doc.doc_id], cosines, found, idf)
+            seen_hashes[record["hash"]] = evidence
+            picked.append(evidence)
+            strong += not evidence.weak
+            if len(picked) >= k and not include_weak and strong >= k:
                 break
-        strong = [p for p in picked if not p[0].weak]
-        shown = picked[:k] if include_weak else strong[:k]
-        results = [r for r, _ in shown]
+        # most documents weighed here are weak and never shown: only the shown ones are made into results
+        shown = picked[:k] if include_weak else [e for e in picked if not e.weak][:k]
+        results = [self._result(e, mode, stems, stem_set, idf) for e in shown]
         if explain:
-            results = [self._with_context(r, row) for r, row in shown]
-            if self.facets is not None and results:
-                results = annotate(self.store, self.facets, query, results, [row for _, row in shown])
+            results = self.explain(query, results, [e.best for e in shown])
         return SearchResponse(
             query=query, mode=mode, method=self.embedder.name if self.embedder else "", results=tuple(results),
-            nothing_relevant=not strong, weak_hidden=0 if include_weak else len(picked) - len(strong),
+            nothing_relevant=not strong, weak_hidden=0 if include_weak else len(picked) - strong,
             seconds=time.perf_counter() - started, notes=tuple(notes),
         )
 
@@ -162,17 +188,23 @@ class Searcher:
             for sid, sim in zip(ids.tolist(), sims.tolist()):
                 # several query sentences: a sentence's score is the mean over them (missing = 0)
                 hits[sid] = hits.get(sid, 0.0) + sim / vectors.shape[0]
-        rows = self.store.sentences_by_id(list(hits))
-        boiler = self._boilerplate({r["hash"] for r in rows.values()})
+        keys = self.store.sentence_keys(list(hits))
+        boiler = self._boilerplate({h for _, h in keys.values()})
         for sid, sim in hits.items():
-            row = rows.get(sid)
-            if row is None:
-                continue
-            penalised = sim * (BOILERPLATE_PENALTY if row["hash"] in boiler else 1.0)
-            doc = docs.setdefault(row["doc_id"], _Doc(row["doc_id"]))
+            if sid not in keys:
+                continue  # deleted since the graph was saved
+            doc_id, sentence_hash = keys[sid]
+            penalised = sim * (BOILERPLATE_PENALTY if sentence_hash in boiler else 1.0)
+            doc = docs.setdefault(doc_id, _Doc(doc_id))
             if penalised > doc.sem_score:
-                doc.sem_score, doc.sem_cosine, doc.sem_sentence, doc.sem_row = penalised, sim, sid, row
-                doc.boilerplate = row["hash"] in boiler
+                doc.sem_score, doc.sem_cosine, doc.sem_sentence = penalised, sim, sid
+                doc.boilerplate = sentence_hash in boiler
+        # whole rows only for each document's best sentence
+        rows = self.store.sentences_by_id([d.sem_sentence for d in docs.values()])
+        for doc_id, doc in list(docs.items()):
+            doc.sem_row = rows.get(doc.sem_sentence)
+            if doc.sem_row is None:
+                del docs[doc_id]  # its file was re-indexed in between
         return vectors
 
     def _boilerplate(self, hashes: set[int]) -> set[int]:
@@ -218,15 +250,13 @@ class Searcher:
         return {s: max(0.0, math.log((n - df.get(s, 0) + 0.5) / (df.get(s, 0) + 0.5) + 1.0)) for s in stems}
 
     # -- one result -------------------------------------------------------------------------------------------
-    def _result(
+    def _evidence(
         self, doc: _Doc, record: dict, mode: Mode, candidates: list[dict], cosines: dict[int, float],
-        stems: dict[str, T.Term], idf: dict[str, float],
-    ) -> tuple[SearchResult, dict]:
-        """The result for one document (context left empty: only shown results get it) and its best sentence row."""
-        stem_set = frozenset(stems)
-        spans = {c["id"]: T.matches(c["text"], stem_set) for c in candidates}
-        found = {c["id"]: {m[2] for m in spans[c["id"]]} for c in candidates}
-        mass = {sid: sum(idf.get(s, 0.0) for s in matched) for sid, matched in found.items()}
+        found: dict[int, set[str]], idf: dict[str, float],
+    ) -> _Evidence:
+        """What decides whether one document is shown, and by which sentence (``found``: each candidate sentence's
+        query stems)."""
+        mass = {c["id"]: sum(idf.get(s, 0.0) for s in found[c["id"]]) for c in candidates}
         if doc.sem_sentence is not None and mode is Mode.SEMANTIC:
             best = doc.sem_row
         else:
@@ -234,19 +264,25 @@ class Searcher:
             best = max(candidates, key=lambda c: (round(mass[c["id"]], 6), cosines.get(c["id"], -1.0)))
             if mass[best["id"]] == 0 and doc.sem_sentence is not None:
                 best = doc.sem_row
-        matched_stems = set().union(*found.values())
+        matched = set().union(*(found[c["id"]] for c in candidates))
         total_idf = sum(idf.values())
-        coverage = sum(idf.get(s, 0.0) for s in matched_stems) / total_idf if total_idf else 0.0
+        coverage = sum(idf.get(s, 0.0) for s in matched) / total_idf if total_idf else 0.0
         similarity = cosines.get(best["id"])
+        return _Evidence(doc, record, best, similarity, matched, coverage, self._weak(mode, similarity, coverage, doc))
+
+    def _result(self, evidence: _Evidence, mode: Mode, stems: dict[str, T.Term], stem_set: frozenset[str],
+                idf: dict[str, float]) -> SearchResult:
+        """The result for one document (context left empty: :meth:`explain` adds it)."""
+        doc, record, best, similarity = evidence.doc, evidence.record, evidence.best, evidence.similarity
         percentile = self.calibration.percentile(similarity) if self.calibration and similarity is not None else None
         explanation = Explanation(
             cosine=similarity,
             cosine_percentile=percentile,
             bm25=doc.lex_score if doc.lex_passage is not None else None,
             matched_terms=tuple(
-                MatchedTerm(stems[s].word, s, round(idf.get(s, 0.0), 4)) for s in stems if s in matched_stems
+                MatchedTerm(stems[s].word, s, round(idf.get(s, 0.0), 4)) for s in stems if s in evidence.matched
             ),
-            term_coverage=round(coverage, 4),
+            term_coverage=round(evidence.coverage, 4),
             semantic_rank=doc.sem_rank,
             lexical_rank=doc.lex_rank,
             fusion=f"rrf(k={RRF_K}, semantic={SEMANTIC_WEIGHT}, lexical={LEXICAL_WEIGHT})" if mode is Mode.HYBRID else mode.value,
@@ -257,16 +293,25 @@ class Searcher:
             boilerplate=doc.boilerplate,
         )
         score = {Mode.HYBRID: doc.fused, Mode.SEMANTIC: doc.sem_cosine, Mode.LEXICAL: doc.lex_score}[mode]
-        result = SearchResult(
+        return SearchResult(
             path=record["path"], title=record["title"] or "", score=round(float(score), 6),
             similarity=None if similarity is None else round(float(similarity), 4),
             sentence=best["text"], start=best["start"], end=best["end"], page=best["page"], ordinal=best["ordinal"],
             context_before=(), context_after=(),
-            highlights=tuple(Highlight(a, b, s, 1.0) for a, b, s in spans[best["id"]]),
+            highlights=tuple(Highlight(a, b, s, 1.0) for a, b, s in T.matches(best["text"], stem_set)),
             explanation=explanation,
-            weak=self._weak(mode, similarity, coverage, doc),
+            weak=evidence.weak,
+            duplicates=tuple(evidence.duplicates),
         )
-        return result, best
+
+    def explain(self, query: str, results: Sequence[SearchResult], rows: Sequence[dict]) -> list[SearchResult]:
+        """What ``explain=True`` adds to ``results`` (their best sentences' ``rows``): surrounding sentences, facet
+        chips and evidence. Public so that the app can show a ranking at once and explain the rows on screen after
+        (``Index.explain``)."""
+        results = [self._with_context(r, row) for r, row in zip(results, rows)]
+        if self.facets is not None and results:
+            results = annotate(self.store, self.facets, query, results, rows)
+        return results
 
     def _with_context(self, result: SearchResult, row: dict) -> SearchResult:
         neighbours = self.store.neighbours(row["doc_id"], row["ordinal"], CONTEXT_RADIUS)
@@ -309,7 +354,3 @@ def _candidates(doc: _Doc, passages: dict[int, list[dict]]) -> list[dict]:
     if doc.sem_row is not None and all(r["id"] != doc.sem_row["id"] for r in rows):
         rows.append(doc.sem_row)
     return rows
-
-
-def _with_duplicate(result: SearchResult, path: str) -> SearchResult:
-    return replace(result, duplicates=(*result.duplicates, path))
