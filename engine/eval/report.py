@@ -85,8 +85,9 @@ def markdown(results: dict) -> str:
     if results.get("quick"):
         lines += ["**Quick run (subsampled data): not comparable with full-run numbers.**", ""]
     lines += _encoder_table(results["encoders"]) + _retrieval_tables(results) + _product_table(results["product"])
-    failures = [(r.get("system") or r.get("method"), e) for key in ("encoders", "retrieval", "product")
-                for r in results[key] for e in r["errors"]]
+    # a skipped index shows in the product row and in both retrieval rows built on it: list each message once
+    failures = list(dict.fromkeys((r.get("system") or r.get("method"), e) for key in ("encoders", "retrieval", "product")
+                                  for r in results[key] for e in r["errors"]))
     if failures:
         lines += ["## Failures and skips", ""] + [f"- {name}: {error}" for name, error in failures] + [""]
     lines += [
