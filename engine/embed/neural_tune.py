@@ -104,34 +104,54 @@ def masked_states(lm: MaskedLM, units: list[list[list[int]]], settings: TuneSett
     )
 
 
+def vocab_loss_grad(v: torch.Tensor, labels: torch.Tensor, weight: torch.Tensor, head: MlmHead, *,
+                    chunk_positions: int = 2048, half: bool = False) -> torch.Tensor:
+    """Gradient, with respect to the head's output ``v`` (M, d), of sum_i weight_i * CE(decoder v_i + b, label_i).
+
+    Written out (softmax minus one-hot, times the decoder) instead of left to autograd: the (chunk, V) logits are
+    then the only vocabulary-sized buffer, turned into the softmax in place, where autograd would keep the logits,
+    their log-softmax and its gradient. The two vocabulary products are the whole cost of micro-tuning (about
+    2 x 2 x d x V flops per masked position and epoch), so nothing else is allowed to touch V-sized memory twice.
+    ``half`` runs the products in float16 (GPU); the softmax is float32.
+    """
+    decoder = head.decoder.half() if half else head.decoder
+    vocab_bias = head.vocab_bias.half() if half else head.vocab_bias
+    grad = torch.empty_like(v)
+    for start in range(0, v.shape[0], chunk_positions):
+        part = slice(start, start + chunk_positions)
+        rows = v[part].half() if half else v[part]
+        logits = torch.addmm(vocab_bias, rows, decoder.T).float()
+        logits.sub_(torch.logsumexp(logits, dim=1, keepdim=True)).exp_()
+        logits[torch.arange(logits.shape[0], device=logits.device), labels[part]] -= 1.0
+        logits.mul_(weight[part, None])
+        grad[part] = (logits.half() @ decoder).float() if half else logits @ decoder
+    return grad
+
+
 def micro_tune(states: MaskedStates, head: MlmHead, settings: TuneSettings, *, chunk_positions: int = 2048,
                half: bool = False) -> torch.Tensor:
     """Tune one copy of the three vectors per unit on its masked positions; return Eq. 1 embeddings (n, 3d).
 
-    Units without any masked position (empty text) get a zero row. ``half`` computes the vocabulary logits in
-    float16 (GPU); the tuned vectors and the loss stay float32.
+    Units without any masked position (empty text) get a zero row. Each epoch is one full-batch step, as the
+    paper's "single batch of no more than 12 inputs" per text (Sec. 2): the small d-wide part of the head runs
+    under autograd over all positions at once, the vocabulary part is :func:`vocab_loss_grad`.
     """
     n, d = states.n_units, head.dense_bias.shape[0]
-    device = states.z.device
     originals = (head.ln_weight, head.ln_bias, head.dense_bias)  # L0, L1, L2 of Sec. 2
     params = [p.detach().float().expand(n, d).clone().requires_grad_(True) for p in originals]
     gamma, beta, bias = params
-    counts = torch.bincount(states.owner, minlength=n)
-    weight = 1.0 / counts.clamp(min=1).float()[states.owner]
-    decoder = head.decoder.half() if half else head.decoder
-    vocab_bias = head.vocab_bias.half() if half else head.vocab_bias
+    owner = states.owner
+    counts = torch.bincount(owner, minlength=n)
+    # A text's loss is the mean over its own masked positions, as BertForMaskedLM computes for that text's batch.
+    weight = 1.0 / counts.clamp(min=1).float()[owner]
     optimizer = torch.optim.AdamW(params, lr=settings.lr, weight_decay=settings.weight_decay)
-    total = states.z.shape[0]
     for _ in range(settings.epochs):
         optimizer.zero_grad(set_to_none=False)
-        for start in range(0, total, chunk_positions):
-            part = slice(start, start + chunk_positions)
-            owner = states.owner[part]
-            u = head.activation(states.z[part] + bias[owner])
-            v = F.layer_norm(u, (d,), eps=head.eps) * gamma[owner] + beta[owner]
-            logits = F.linear(v.half() if half else v, decoder, vocab_bias).float()
-            loss = (F.cross_entropy(logits, states.labels[part], reduction="none") * weight[part]).sum()
-            loss.backward()
+        u = head.activation(states.z + bias[owner])
+        v = F.layer_norm(u, (d,), eps=head.eps) * gamma[owner] + beta[owner]
+        with torch.no_grad():
+            grad = vocab_loss_grad(v, states.labels, weight, head, chunk_positions=chunk_positions, half=half)
+        v.backward(grad)
         optimizer.step()
     with torch.no_grad():
         deltas = [p - o.float()[None, :] for p, o in zip(params, originals)]
