@@ -83,16 +83,10 @@ def measure(collection: Collection, work: Path, timeout: float) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=harness.default_data_dir())
-    parser.add_argument("--collections", default=None, help="comma-separated collections (default: all)")
-    parser.add_argument("--quick", action="store_true", help="subsampled collections (a smoke test)")
-    parser.add_argument("--work", type=Path, default=None, help="keep indexes here (default: a temporary folder)")
-    parser.add_argument("--timeout", type=float, default=3600)
-    parser.add_argument("--out", type=Path, default=harness.default_results_dir() / "facet_rerank.json")
+    harness.collection_options(parser, "facet_rerank.json")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    bench = harness.load_benchmarks(args.data, harness.QUICK if args.quick else harness.FULL,
-                                    args.collections.split(",") if args.collections else None)
+    bench = harness.benchmarks_from(args)
     with tempfile.TemporaryDirectory(prefix="quire-facet-rerank-") as tmp:
         work = args.work or Path(tmp)
         per = {c.name: measure(c, work, args.timeout) for c in bench.collections}

@@ -8,6 +8,7 @@ raises is recorded as failed with its message, never dropped.
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import tempfile
@@ -22,7 +23,13 @@ import numpy as np
 from engine.errors import ConfigError
 from engine.eval import baselines, product
 from engine.eval.datasets import (
-    RETRIEVAL_COLLECTIONS, Collection, EvalRankData, StsPairs, load_collection, load_evalrank, load_sts,
+    RETRIEVAL_COLLECTIONS,
+    Collection,
+    EvalRankData,
+    StsPairs,
+    load_collection,
+    load_evalrank,
+    load_sts,
 )
 from engine.eval.intrinsic import Encode, evalrank, sentences_per_second, sts_spearman
 from engine.eval.metrics import ndcg_at, recall_at
@@ -224,6 +231,22 @@ def _chars(texts: Sequence[str]) -> int:
     return sum(map(len, texts))
 
 
+def collection_options(parser: argparse.ArgumentParser, out_name: str) -> None:
+    """The options every retrieval-collection bench script shares (bench/tune_fusion.py, bench/facets_rerank.py)."""
+    parser.add_argument("--data", type=Path, default=default_data_dir())
+    parser.add_argument("--collections", default=None, help="comma-separated collections (default: all)")
+    parser.add_argument("--quick", action="store_true", help="subsampled collections (a smoke test)")
+    parser.add_argument("--work", type=Path, default=None, help="keep indexes here (default: a temporary folder)")
+    parser.add_argument("--timeout", type=float, default=3600)
+    parser.add_argument("--out", type=Path, default=default_results_dir() / out_name)
+
+
+def benchmarks_from(args: argparse.Namespace) -> Benchmarks:
+    """The collections that :func:`collection_options` selected, loaded."""
+    return load_benchmarks(args.data, QUICK if args.quick else FULL,
+                           args.collections.split(",") if args.collections else None)
+
+
 def run(plan: Plan, *, say: Say = log.info) -> dict:
     """Run every measurement of ``plan``; returns the JSON-able results (without the machine stamp)."""
     bench = load_benchmarks(plan.data, plan.sizes, plan.collections)
@@ -236,7 +259,7 @@ def run(plan: Plan, *, say: Say = log.info) -> dict:
         lexical = RetrievalRow("quire", "lexical")
         for method in plan.methods:
             say(f"method {method}")
-            row, encode, allowance = _encoder_row(method, "quire method", lambda m=method: _load_method(m), bench,
+            row, _, allowance = _encoder_row(method, "quire method", lambda m=method: _load_method(m), bench,
                                                   plan.sizes, say, plan.budget)
             encoders.append(row)
             if bench.collections:
