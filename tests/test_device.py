@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.embed.device import DEVICE_ENV, detect
+from engine.embed.device import DEVICE_ENV, attention_kernels, detect
 from engine.errors import ConfigError
 
 torch = pytest.importorskip("torch")
@@ -32,3 +32,14 @@ def test_forcing_the_cpu_and_rejecting_unknown_names(monkeypatch):
     assert detect().kind == "cpu"
     with pytest.raises(ConfigError, match="unknown device"):
         detect("tpu")
+
+
+def test_cuda_attention_leaves_out_cudnn_and_restores_it():
+    torch = pytest.importorskip("torch")
+    before = torch.backends.cuda.cudnn_sdp_enabled()
+    with attention_kernels("cuda"):
+        assert not torch.backends.cuda.cudnn_sdp_enabled()
+        assert torch.backends.cuda.flash_sdp_enabled()
+    assert torch.backends.cuda.cudnn_sdp_enabled() == before
+    with attention_kernels("cpu"):
+        assert torch.backends.cuda.cudnn_sdp_enabled() == before

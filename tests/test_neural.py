@@ -17,7 +17,7 @@ transformers = pytest.importorskip("transformers")
 
 from conftest import CORPUS, index_and_search  # noqa: E402
 from engine.embed.neural import NeuralEmbedder  # noqa: E402
-from engine.embed.neural_inputs import BLUEPRINTS, blueprint_masks, token_chunks  # noqa: E402
+from engine.embed.neural_inputs import BLUEPRINTS, blueprint_masks, masked_positions, token_chunks  # noqa: E402
 from engine.embed.neural_model import MODEL_ENV, MlmHead  # noqa: E402
 from engine.embed.neural_tune import vocab_loss_grad  # noqa: E402
 
@@ -187,3 +187,16 @@ def test_neural_method_through_quire_index_and_search(tiny_bert, corpus, tmp_pat
     monkeypatch.setenv("QUIRE_DEVICE", "cpu")
     response = index_and_search("neural", corpus, tmp_path / "index", "porpoises use echolocation")
     assert response["results"] and response["results"][0]["path"].endswith("porpoise.md")
+
+
+def test_batches_bound_masked_positions_not_just_texts(tiny_bert):
+    embedder = NeuralEmbedder(tiny_bert, device="cpu")
+    embedder.texts_per_batch, embedder.positions_per_batch = 100, 200
+    units = [[[5] * 6], [[5] * 40], [[5] * 6], [[5] * 6, [5] * 6], []]
+    runs = embedder.batches(units)
+    assert runs[0][0] == 0 and runs[-1][1] == len(units)
+    assert all(a[1] == b[0] for a, b in zip(runs, runs[1:]))  # consecutive, nothing skipped
+    for start, stop in runs:
+        held = sum(masked_positions(len(c)) for u in units[start:stop] for c in u)
+        assert held <= 200 or stop - start == 1  # one unit over the limit travels alone
+    assert masked_positions(6) == int(np.sum(FIG9))

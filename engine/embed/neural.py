@@ -17,7 +17,7 @@ import numpy as np
 
 from engine.embed import device as devices
 from engine.embed import neural_model
-from engine.embed.neural_inputs import normalise_text, token_chunks
+from engine.embed.neural_inputs import masked_positions, normalise_text, token_chunks
 from engine.embed.neural_tune import TuneSettings, masked_states, micro_tune
 
 log = logging.getLogger(__name__)
@@ -26,6 +26,12 @@ log = logging.getLogger(__name__)
 # Python overhead, and small batches keep memory low and progress frequent.
 GPU_TEXTS_PER_BATCH = 4096
 CPU_TEXTS_PER_BATCH = 64
+# Masked positions tuned together, whatever the texts' lengths: each holds a few d-wide float32 rows (state, head
+# output, gradient, autograd's saved tensors), so memory follows positions, not texts. A 256-token chunk has about
+# 1,800 masked positions, an STS sentence 86: 4,096 long chunks took 16 GB and more on an H100; 262k positions stay
+# near 3 GB at MiniLM width.
+GPU_POSITIONS_PER_BATCH = 262_144
+CPU_POSITIONS_PER_BATCH = 8192
 # Masked positions whose vocabulary logits are held at once: 16k x 30k float32 is 2 GB on a GPU; 2k is 250 MB.
 GPU_CHUNK_POSITIONS = 16_384
 CPU_CHUNK_POSITIONS = 2048
@@ -50,6 +56,7 @@ class NeuralEmbedder:
             encoder = encoder.half()
         self.lm = neural_model.MaskedLM(lm.tokenizer, encoder, lm.head.to(found.kind), lm.max_tokens, lm.fingerprint)
         self.texts_per_batch = texts_per_batch or (GPU_TEXTS_PER_BATCH if found.accelerated else CPU_TEXTS_PER_BATCH)
+        self.positions_per_batch = GPU_POSITIONS_PER_BATCH if found.accelerated else CPU_POSITIONS_PER_BATCH
         self.chunk_positions = GPU_CHUNK_POSITIONS if found.accelerated else CPU_CHUNK_POSITIONS
         self.token_budget = GPU_TOKEN_BUDGET if found.accelerated else CPU_TOKEN_BUDGET
         blueprints = ",".join(f"{k}{m}" for k, m in settings.blueprints)
@@ -72,10 +79,27 @@ class NeuralEmbedder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """(len(texts), dim) float32 unit rows; a text with no tokens gets a zero row."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for start in range(0, len(texts), self.texts_per_batch):
-            batch = self.chunks(texts[start:start + self.texts_per_batch])
-            states = masked_states(self.lm, batch, self.settings, self.device.kind, token_budget=self.token_budget)
+        units = self.chunks(texts)
+        for start, stop in self.batches(units):
+            with devices.attention_kernels(self.device.kind):
+                states = masked_states(self.lm, units[start:stop], self.settings, self.device.kind,
+                                       token_budget=self.token_budget)
             vectors = micro_tune(states, self.lm.head, self.settings, chunk_positions=self.chunk_positions,
                                  half=self.device.half)
-            out[start:start + len(batch)] = vectors.cpu().numpy()
+            out[start:stop] = vectors.cpu().numpy()
         return out
+
+    def batches(self, units: list[list[list[int]]]) -> list[tuple[int, int]]:
+        """Consecutive (start, stop) runs of units within ``texts_per_batch`` texts and ``positions_per_batch``
+        masked positions (a single unit over the limit is a batch of its own)."""
+        blueprints = self.settings.blueprints
+        positions = [sum(masked_positions(len(chunk), blueprints) for chunk in unit) for unit in units]
+        runs, start, held = [], 0, 0
+        for i, count in enumerate(positions):
+            if i > start and (held + count > self.positions_per_batch or i - start == self.texts_per_batch):
+                runs.append((start, i))
+                start, held = i, 0
+            held += count
+        if start < len(units):
+            runs.append((start, len(units)))
+        return runs

@@ -50,6 +50,13 @@ def blueprint_masks(n_tokens: int, blueprints: Sequence[tuple[int, int]] = BLUEP
     return rows
 
 
+@lru_cache(maxsize=4096)
+def masked_positions(n_tokens: int, blueprints: tuple[tuple[int, int], ...] = BLUEPRINTS) -> int:
+    """How many masked positions (loss terms, each a vocabulary-sized row of logits) a text of ``n_tokens`` brings to
+    micro-tuning: what its memory and time follow."""
+    return int(blueprint_masks(n_tokens, blueprints).sum())
+
+
 def normalise_text(text: str) -> str:
     """NFKD, as the authors' code does before tokenising (accents become separate marks the vocabulary knows)."""
     return unicodedata.normalize("NFKD", text)

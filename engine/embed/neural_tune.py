@@ -108,24 +108,24 @@ def vocab_loss_grad(v: torch.Tensor, labels: torch.Tensor, weight: torch.Tensor,
                     chunk_positions: int = 2048, half: bool = False) -> torch.Tensor:
     """Gradient, with respect to the head's output ``v`` (M, d), of sum_i weight_i * CE(decoder v_i + b, label_i).
 
-    Written out (softmax minus one-hot, times the decoder) instead of left to autograd: the (chunk, V) logits are
-    then the only vocabulary-sized buffer, turned into the softmax in place, where autograd would keep the logits,
-    their log-softmax and its gradient. The two vocabulary products are the whole cost of micro-tuning (about
-    2 x 2 x d x V flops per masked position and epoch), so nothing else is allowed to touch V-sized memory twice.
-    ``half`` runs the products in float16 (GPU); the softmax is float32.
+    Written out instead of left to autograd: d CE / d v = (softmax(E v + b) - onehot(label)) E = softmax(E v + b) E -
+    E[label], so the one-hot term is a row lookup and the per-position weight scales the (M, d) result. The (chunk,
+    V) logits are then touched by three kernels only (the product that writes them, the softmax, the product that
+    reads them), where autograd would keep the logits, their log-softmax and its gradient. The two vocabulary
+    products are about 2 x 2 x d x V flops per masked position and epoch; on a GPU the passes over V-sized memory cost
+    as much again, which is why there are no more of them. ``half`` runs the products and the softmax's storage in
+    float16 (GPU; the softmax accumulates in float32).
     """
-    decoder = head.decoder.half() if half else head.decoder
-    vocab_bias = head.vocab_bias.half() if half else head.vocab_bias
+    dtype = torch.float16 if half else torch.float32
+    decoder = head.decoder.to(dtype)
+    vocab_bias = head.vocab_bias.to(dtype)
     grad = torch.empty_like(v)
     for start in range(0, v.shape[0], chunk_positions):
         part = slice(start, start + chunk_positions)
-        rows = v[part].half() if half else v[part]
-        logits = torch.addmm(vocab_bias, rows, decoder.T).float()
-        logits.sub_(torch.logsumexp(logits, dim=1, keepdim=True)).exp_()
-        logits[torch.arange(logits.shape[0], device=logits.device), labels[part]] -= 1.0
-        logits.mul_(weight[part, None])
-        grad[part] = (logits.half() @ decoder).float() if half else logits @ decoder
-    return grad
+        probs = torch.softmax(torch.addmm(vocab_bias, v[part].to(dtype), decoder.T), dim=1)
+        grad[part] = torch.mm(probs, decoder).float()
+    grad -= head.decoder[labels]
+    return grad.mul_(weight[:, None])
 
 
 def micro_tune(states: MaskedStates, head: MlmHead, settings: TuneSettings, *, chunk_positions: int = 2048,
