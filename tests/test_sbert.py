@@ -31,7 +31,7 @@ def tiny_sbert(tmp_path_factory) -> Path:
 
 def test_length_buckets_cover_every_text_once_and_respect_the_budget():
     lengths = [5, 300, 40, 40, 7, 1200, 0, 60]
-    batches = length_buckets(lengths, batch_chars=1300, max_batch=3)
+    batches = length_buckets(lengths, batch_tokens=1300, max_batch=3)
     flat = np.concatenate(batches)
     assert sorted(flat.tolist()) == list(range(len(lengths)))
     assert [lengths[i] for i in flat] == sorted(lengths, reverse=True)
@@ -42,7 +42,7 @@ def test_length_buckets_cover_every_text_once_and_respect_the_budget():
 def test_bucketed_gpu_path_equals_plain_encode_on_cpu(tiny_sbert):
     plain = SbertEmbedder(tiny_sbert, device="cpu", bucketed=False)
     bucketed = SbertEmbedder(tiny_sbert, device="cpu", bucketed=True)
-    texts = TEXTS * 3 + ["", "a much longer text about whales, stars, noodles and budgets " * 3]
+    texts = TEXTS * 3 + ["", "a much longer text about whales, stars, noodles and budgets " * 9]  # past the 64-token limit
     a, b = plain.encode(texts), bucketed.encode(texts)
     assert a.shape == b.shape == (len(texts), 32)
     assert np.all(np.sum(a * b, axis=1) >= 0.999)
