@@ -52,10 +52,12 @@ def main() -> None:
     parser.add_argument("--variants", type=Path, help="folder of variant .npz files from the build's work folder")
     parser.add_argument("--data", type=Path, default=None, help="benchmark folder (default: ../shared/data/benchmarks)")
     parser.add_argument("--stamp", action="store_true", help="write the shipped model's numbers into PROVENANCE.json")
+    parser.add_argument("--out", type=Path, default=default_results_dir() / "static_variants.json")
     args = parser.parse_args()
     data = args.data or default_data_dir()
     shipped = resource_path("static/model.npz")
-    models = {"shipped": shipped}
+    # a build machine may measure its fresh variants without the shipped file beside them
+    models = {"shipped": shipped} if shipped.exists() or args.stamp else {}
     if args.variants:
         models.update({p.stem: p for p in sorted(args.variants.glob("*.npz"))})
     rows = {name: measure(path, data) for name, path in models.items()}
@@ -65,7 +67,7 @@ def main() -> None:
     for name, row in rows.items():
         print(f"| {name} | " + " | ".join(str(row[c]) for c in columns) + " |")
     stamp = {"measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "command": "python bench/static_variants.py"}
-    out = default_results_dir() / "static_variants.json"
+    out = args.out
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({**stamp, "rows": rows}, indent=2) + "\n")
     if args.stamp:

@@ -134,7 +134,7 @@ def build_variant(args: argparse.Namespace, variant: str, teacher: Teacher, tok:
         vectors, log_ = distill.distill(
             vectors, flat, offsets, teacher_emb, train, valid, distill.DistillConfig(
                 max_steps=args.max_steps, seed=args.seed,
-                max_seconds=args.distill_minutes * 60 if args.distill_minutes else None,
+                max_seconds=args.distill_minutes * 60 if args.distill_minutes else None, device=args.device,
             ),
         )
         info.update(distill_steps=log_["steps"], best_valid_loss=log_["best_valid_loss"],

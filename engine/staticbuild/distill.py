@@ -34,6 +34,7 @@ class DistillConfig:
     seed: int = 0
     # Wall-clock cap (not in the paper): a CPU-only build on a shared machine must end within a working session.
     max_seconds: float | None = None
+    device: str = "cpu"
 
 
 def similarity_loss(student: torch.Tensor, teacher: torch.Tensor, tau: float) -> torch.Tensor:
@@ -52,17 +53,17 @@ def similarity_loss(student: torch.Tensor, teacher: torch.Tensor, tau: float) ->
 class _Batches:
     """Gathers a batch's word ids in EmbeddingBag layout from the CSR token arrays."""
 
-    def __init__(self, flat: np.ndarray, offsets: np.ndarray, teacher: np.ndarray) -> None:
-        self.flat, self.offsets, self.teacher = flat, offsets, teacher
+    def __init__(self, flat: np.ndarray, offsets: np.ndarray, teacher: np.ndarray, device: str) -> None:
+        self.flat, self.offsets, self.teacher, self.device = flat, offsets, teacher, device
 
     def get(self, rows: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         starts, ends = self.offsets[rows], self.offsets[rows + 1]
         ids = np.concatenate([self.flat[s:e] for s, e in zip(starts, ends)])
         bag_offsets = np.concatenate([[0], np.cumsum(ends - starts)[:-1]])
         return (
-            torch.from_numpy(ids.astype(np.int64)),
-            torch.from_numpy(bag_offsets.astype(np.int64)),
-            torch.from_numpy(self.teacher[rows].astype(np.float32)),
+            torch.from_numpy(ids.astype(np.int64)).to(self.device),
+            torch.from_numpy(bag_offsets.astype(np.int64)).to(self.device),
+            torch.from_numpy(self.teacher[rows].astype(np.float32)).to(self.device),
         )
 
 
@@ -83,8 +84,9 @@ def distill(
     torch.manual_seed(config.seed)
     rng = np.random.default_rng(config.seed)
     bag = torch.nn.EmbeddingBag.from_pretrained(torch.from_numpy(vectors.copy()), freeze=False, mode="sum")
+    bag = bag.to(config.device)
     optimiser = torch.optim.Adam(bag.parameters(), lr=config.lr)
-    batches = _Batches(flat, offsets, teacher)
+    batches = _Batches(flat, offsets, teacher, config.device)
     valid_batches = [batches.get(valid_rows[i : i + config.batch_size]) for i in range(0, valid_rows.size, config.batch_size)]
 
     def validation_loss() -> float:
@@ -127,4 +129,4 @@ def distill(
                 break
             if step % (config.validate_every * 25) == 0:
                 log.info("distillation: step %d, validation loss %.4f (best %.4f)", step, current, best)
-    return best_weights.numpy(), {"steps": step, "best_valid_loss": best, "history": history}
+    return best_weights.cpu().numpy(), {"steps": step, "best_valid_loss": best, "history": history}
