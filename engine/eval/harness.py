@@ -287,7 +287,8 @@ def _load_method(name: str) -> tuple[Encode, str]:
     from engine import embed
 
     embedder = embed.load(name)
-    return embedder.encode, getattr(embedder, "device_description", "CPU")
+    device = getattr(embedder, "device", None)  # the GPU methods say where they run; the static method is numpy
+    return embedder.encode, "CPU" if device is None else device.description
 
 
 def _encoder_row(name: str, kind: str, load: Callable[[], tuple[Encode, str]], bench: Benchmarks, sizes: Sizes,
