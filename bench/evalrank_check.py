@@ -63,7 +63,9 @@ def main() -> None:
     args = parser.parse_args()
     data = load_evalrank(args.data / "evalrank")
     pairs = np.asarray(data.pairs, dtype=np.int64)
-    results = {"pairs": len(pairs), "pool": len(data.pool), "methods": {}}
+    # one entry per method, replaced by each run, so a run of one method keeps the others' latest numbers
+    kept = json.loads(OUT.read_text())["methods"] if OUT.exists() else {}
+    results = {"pairs": len(pairs), "pool": len(data.pool), "methods": kept}
     print(f"{'method':<8} {'exact MRR/H@1/H@3':<24} {'toolkit code MRR/H@1/H@3':<26} "
           f"{'ranks moved':>11} {'encode s':>9}")
     for name in filter(None, args.methods.split(",")):
@@ -72,7 +74,8 @@ def main() -> None:
         encode_s = time.perf_counter() - started
         exact, toolkit = evalrank_ranks(vectors, pairs), toolkit_ranks(unit_rows(vectors), pairs)
         row = {"exact": scores(exact), "toolkit_code": scores(toolkit),
-               "pairs_ranked_lower_by_toolkit": int((toolkit > exact).sum()), "encode_seconds": round(encode_s, 1)}
+               "pairs_ranked_lower_by_toolkit": int((toolkit > exact).sum()), "encode_seconds": round(encode_s, 1),
+               "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
         results["methods"][name] = row
         fmt = lambda s: f"{s['mrr']:.2f} / {s['hits1']:.2f} / {s['hits3']:.2f}"  # noqa: E731
         print(f"{name:<8} {fmt(row['exact']):<24} {fmt(row['toolkit_code']):<26} "
