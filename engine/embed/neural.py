@@ -26,10 +26,10 @@ log = logging.getLogger(__name__)
 # Python overhead, and small batches keep memory low and progress frequent.
 GPU_TEXTS_PER_BATCH = 4096
 CPU_TEXTS_PER_BATCH = 64
-# Masked positions tuned together, whatever the texts' lengths: each holds a few d-wide float32 rows (state, head
+# Masked positions tuned together, whatever the texts' lengths: each holds about six d-wide float32 rows (state, head
 # output, gradient, autograd's saved tensors), so memory follows positions, not texts. A 256-token chunk has about
-# 1,800 masked positions, an STS sentence 86: 4,096 long chunks took 16 GB and more on an H100; 262k positions stay
-# near 3 GB at MiniLM width.
+# 1,800 masked positions, an STS sentence 86: batches of 4,096 long chunks ran out of memory on a shared H100 (one
+# process held 16 GB); 262k positions x 6 rows x 384 x 4 bytes is about 2.4 GB at MiniLM width (estimate).
 GPU_POSITIONS_PER_BATCH = 262_144
 CPU_POSITIONS_PER_BATCH = 8192
 # Masked positions whose vocabulary logits are held at once: 16k x 30k float32 is 2 GB on a GPU; 2k is 250 MB.
