@@ -49,13 +49,14 @@ def setting(weight: float, borrow: bool) -> Iterator[None]:
         rerank.WEIGHT, extract.SHORT_QUERY_WORDS = saved
 
 
-def rankings(index: Index, collection: Collection, files: product.Files, rerank_facets: bool) -> tuple[dict, float]:
+def rankings(index: Index, collection: Collection, files: product.Files, rerank_facets: bool,
+             mode: str = "hybrid") -> tuple[dict, float]:
     """Doc-id ranking of every judged query, and the mean seconds per query."""
     out: dict[str, list[str]] = {}
     started = time.perf_counter()
     queries = collection.judged_queries()
     for q in queries:
-        response = index.search(collection.queries[q], k=product.DEPTH, include_weak=True, explain=False,
+        response = index.search(collection.queries[q], k=product.DEPTH, mode=mode, include_weak=True, explain=False,
                                 rerank_facets=rerank_facets)
         ranking = [files.ids[str(Path(p).resolve())] for r in response.results for p in (r.path, *r.duplicates)]
         out[q] = ranking[: product.DEPTH]

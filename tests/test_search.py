@@ -73,3 +73,32 @@ def test_search_without_explanations_ranks_the_same(idx: Index, mode: str) -> No
     assert [(r.path, r.score, r.sentence, r.start, r.end) for r in bare.results] == [
         (r.path, r.score, r.sentence, r.start, r.end) for r in full.results]
     assert all(r.facets == () and r.explanation.facets is None and not r.context_before for r in bare.results)
+
+
+def test_common_words_are_added_to_rare_words_candidates_with_fts5s_own_scores(tmp_path: Path, monkeypatch) -> None:
+    from engine.search import searcher as searcher_module
+    from engine.search import terms
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(30):
+        text = f"The river flows past the old mill number {i}, and the river is wide."
+        text += " Otters swim in the river." if i % 3 == 0 else ""
+        text += " A heron waits by the weir, watching the otters." if i % 10 == 0 else ""
+        (docs / f"d{i:02d}.txt").write_text(text + "\n")
+    with Index(tmp_path / "idx", config=IndexConfig(workers=0)) as index:
+        index.add([docs])
+        store = index.store
+        query = "heron river otters"
+        match = terms.fts_query(query)
+        exact = {pid: score for pid, _, score in store.bm25(match, 1000)}
+        with_heron = {pid for pid, _, _ in store.bm25('"heron"', 1000)}
+        searcher = searcher_module.Searcher(store, None, None, None)
+        assert searcher._bm25(query, match) == store.bm25(match, searcher_module.CANDIDATES)  # under the limit
+        monkeypatch.setattr(searcher_module, "LEXICAL_SCAN_PASSAGES", len(with_heron))
+        two_phase = searcher._bm25(query, match)
+    assert 0 < len(with_heron) < len(exact)
+    assert {pid for pid, _, _ in two_phase} == with_heron  # the rarest word chose the candidates
+    for pid, _, score in two_phase:
+        assert score == pytest.approx(exact[pid], rel=1e-6)  # river's and otters' BM25 terms added exactly
+    assert [s for _, _, s in two_phase] == sorted((s for _, _, s in two_phase), reverse=True)

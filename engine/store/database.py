@@ -466,6 +466,22 @@ class Store:
         ).fetchall()
         return [(int(r[0]), int(r[1]), float(r[2])) for r in rows]
 
+    def bm25_statistics(self, passage_ids: Sequence[int]) -> tuple[int, float, dict[int, int]]:
+        """What FTS5's bm25() knows besides term counts: the number of passages, their mean length in tokens, and
+        the length of each of ``passage_ids``, read from FTS5's own averages and docsize records so that a score
+        computed from them is bm25()'s."""
+        block = self.db.execute("SELECT block FROM passages_fts_data WHERE id = 1").fetchone()
+        rows, tokens = _varints(block[0])[:2] if block else (0, 0)
+        lengths: dict[int, int] = {}
+        ids = [int(i) for i in passage_ids]
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            for pid, size in self.db.execute(
+                f"SELECT id, sz FROM passages_fts_docsize WHERE id IN ({','.join('?' * len(chunk))})", chunk
+            ):
+                lengths[int(pid)] = _varints(size)[0]
+        return rows, tokens / rows if rows else 0.0, lengths
+
     def term_document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
         """Passages containing each (stemmed, as FTS5 stores it) term."""
         if not terms:
@@ -516,3 +532,21 @@ def _vector_rows(rows: list[tuple[int, bytes]]) -> tuple[np.ndarray, np.ndarray]
     out_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=VECTOR_DTYPE).reshape(len(rows), -1)
     return out_ids, matrix.astype(np.float32)
+
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite's variable-length integers (big-endian 7-bit groups, a ninth byte of 8 bits), as FTS5 stores counts."""
+    out, i = [], 0
+    while i < len(blob):
+        value = 0
+        for k in range(9):
+            byte = blob[i]
+            i += 1
+            if k == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        out.append(value)
+    return out
