@@ -14,11 +14,9 @@ setting improves the mean nDCG@10 here.
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -83,14 +81,7 @@ def measure(collection: Collection, work: Path, timeout: float) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    harness.collection_options(parser, "facet_rerank.json")
-    args = parser.parse_args()
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    bench = harness.benchmarks_from(args)
-    with tempfile.TemporaryDirectory(prefix="quire-facet-rerank-") as tmp:
-        work = args.work or Path(tmp)
-        per = {c.name: measure(c, work, args.timeout) for c in bench.collections}
+    args, per = harness.measure_collections(__doc__.splitlines()[0], "facet_rerank.json", measure)
     settings = list(next(iter(per.values())))
     mean = {s: {m: round(float(np.mean([per[c][s][m] for c in per])), 2) for m in ("ndcg10", "recall100")}
             for s in settings}

@@ -13,11 +13,9 @@ Prints a table and writes bench/results/lexical_pruning.json.
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -57,13 +55,7 @@ def measure(collection: Collection, work: Path, timeout: float) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    harness.collection_options(parser, "lexical_pruning.json")
-    args = parser.parse_args()
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    bench = harness.benchmarks_from(args)
-    with tempfile.TemporaryDirectory(prefix="quire-lexical-pruning-") as tmp:
-        per = {c.name: measure(c, args.work or Path(tmp), args.timeout) for c in bench.collections}
+    args, per = harness.measure_collections(__doc__.splitlines()[0], "lexical_pruning.json", measure)
     settings = list(next(iter(per.values())))
     mean = {s: round(float(np.mean([per[c][s]["ndcg10"] for c in per])), 2) for s in settings}
     names = list(per)

@@ -241,6 +241,21 @@ def collection_options(parser: argparse.ArgumentParser, out_name: str) -> None:
     parser.add_argument("--out", type=Path, default=default_results_dir() / out_name)
 
 
+def measure_collections(description: str, out_name: str,
+                        measure: Callable[[Collection, Path, float], dict]) -> tuple[argparse.Namespace, dict[str, dict]]:
+    """The command line of a per-collection bench script: parse :func:`collection_options`, then
+    ``measure(collection, work folder, timeout)`` for each selected collection, in a temporary folder unless
+    ``--work`` keeps them. Returns the options and the results by collection name."""
+    parser = argparse.ArgumentParser(description=description)
+    collection_options(parser, out_name)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    bench = benchmarks_from(args)
+    with tempfile.TemporaryDirectory(prefix="quire-bench-") as tmp:
+        work = args.work or Path(tmp)
+        return args, {c.name: measure(c, work, args.timeout) for c in bench.collections}
+
+
 def benchmarks_from(args: argparse.Namespace) -> Benchmarks:
     """The collections that :func:`collection_options` selected, loaded."""
     return load_benchmarks(args.data, QUICK if args.quick else FULL,
