@@ -67,7 +67,28 @@ class ExplainRequest:
     results: tuple[SearchResult, ...]
 
 
-class SearchWorker(QObject):
+class _IndexReader(QObject):
+    """A worker with its own lazily opened, read-only connection to the index, closed on its own thread."""
+
+    def __init__(self, folder: Path | None, latest: Generations) -> None:
+        super().__init__()
+        self.folder, self.latest = folder, latest
+        self._index: Index | None = None
+
+    def _open(self) -> Index:
+        if self._index is None:
+            self._index = open_index(self.folder, create=False)
+        return self._index
+
+    @Slot()
+    def close(self) -> None:
+        """Release the database (called on this thread before it quits)."""
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+
+
+class SearchWorker(_IndexReader):
     """Answers queries and status requests on its own thread with a read-only view of the index."""
 
     ready = Signal(str)  # the index folder, once the engine has loaded
@@ -75,11 +96,6 @@ class SearchWorker(QObject):
     failed = Signal(int, str)  # generation, readable message
     status_ready = Signal(object)  # IndexStatus, or None when nothing is indexed yet
     reloaded = Signal()
-
-    def __init__(self, folder: Path | None, latest: Generations) -> None:
-        super().__init__()
-        self.folder, self.latest = folder, latest
-        self._index: Index | None = None
 
     @Slot()
     def load(self) -> None:
@@ -90,11 +106,6 @@ class SearchWorker(QObject):
         self.folder = self.folder or default_index_dir()
         embed.load(embed.DEFAULT_METHOD)
         self.ready.emit(str(self.folder))
-
-    def _open(self) -> Index:
-        if self._index is None:
-            self._index = open_index(self.folder, create=False)
-        return self._index
 
     @Slot(object)
     def search(self, request: QueryRequest) -> None:
@@ -152,15 +163,8 @@ class SearchWorker(QObject):
             old.close()
         self.reloaded.emit()
 
-    @Slot()
-    def close(self) -> None:
-        """Release the database (called on this thread before it quits)."""
-        if self._index is not None:
-            self._index.close()
-            self._index = None
 
-
-class ExplainWorker(QObject):
+class ExplainWorker(_IndexReader):
     """Fills in facet chips, facet evidence and surrounding sentences for results already on screen.
 
     Its own thread and index connection, so that explaining one answer never delays the search for the next
@@ -169,31 +173,17 @@ class ExplainWorker(QObject):
 
     explained = Signal(int, object, object)  # generation, rows, explained results
 
-    def __init__(self, folder: Path | None, latest: Generations) -> None:
-        super().__init__()
-        self.folder, self.latest = folder, latest
-        self._index: Index | None = None
-
     @Slot(object)
     def explain(self, request: ExplainRequest) -> None:
         """Explain ``request.results`` unless a newer query was submitted meanwhile."""
         if request.generation < self.latest.current:
             return
         try:
-            if self._index is None:
-                self._index = open_index(self.folder, create=False)
-            explained = self._index.explain(request.query, request.results)
+            explained = self._open().explain(request.query, request.results)
         except Exception:  # the ranking is shown already; chips are a bonus that may be missing
             log.warning("could not explain results for %r", request.query[:80], exc_info=True)
         else:
             self.explained.emit(request.generation, request.rows, tuple(explained))
-
-    @Slot()
-    def close(self) -> None:
-        """Release the database (called on this thread before it quits)."""
-        if self._index is not None:
-            self._index.close()
-            self._index = None
 
 
 class FileReader(QObject):
