@@ -94,9 +94,10 @@ def test_common_words_are_added_to_rare_words_candidates_with_fts5s_own_scores(t
         exact = {pid: score for pid, _, score in store.bm25(match, 1000)}
         with_heron = {pid for pid, _, _ in store.bm25('"heron"', 1000)}
         searcher = searcher_module.Searcher(store, None, None, None)
-        assert searcher._bm25(query, match) == store.bm25(match, searcher_module.CANDIDATES)  # under the limit
+        stems = {t.stem: t for t in terms.query_terms(query)}
+        assert searcher._bm25(query, match, stems) == store.bm25(match, searcher_module.CANDIDATES)  # under the limit
         monkeypatch.setattr(searcher_module, "LEXICAL_SCAN_PASSAGES", len(with_heron))
-        two_phase = searcher._bm25(query, match)
+        two_phase = searcher._bm25(query, match, stems)
     assert 0 < len(with_heron) < len(exact)
     assert {pid for pid, _, _ in two_phase} == with_heron  # the rarest word chose the candidates
     for pid, _, score in two_phase:

@@ -232,16 +232,16 @@ class Searcher:
             stems.update({t.stem: t for t in T.query_terms(phrase)})
         if match is None:
             return stems
-        for passage_id, doc_id, score in self._bm25(query, match):
+        for passage_id, doc_id, score in self._bm25(query, match, stems):
             doc = docs.setdefault(doc_id, _Doc(doc_id))
             if doc.lex_passage is None or score > doc.lex_score:
                 doc.lex_passage, doc.lex_score = passage_id, score
         return stems
 
-    def _bm25(self, query: str, match: str) -> list[tuple[int, int, float]]:
-        """The CANDIDATES best passages by BM25: through FTS5 alone, or in two phases when the query's words are
-        common (see LEXICAL_SCAN_PASSAGES; queries with quoted phrases always go through FTS5 alone)."""
-        words = [] if T._PHRASE.search(query) else T.query_terms(query)
+    def _bm25(self, query: str, match: str, stems: dict[str, T.Term]) -> list[tuple[int, int, float]]:
+        """The CANDIDATES best passages by BM25: through FTS5 alone, or in two phases when the query's words
+        (``stems``) are common (see LEXICAL_SCAN_PASSAGES; queries with quoted phrases always go through FTS5 alone)."""
+        words = [] if T._PHRASE.search(query) else list(stems.values())
         df = self.store.term_document_frequencies([t.stem for t in words])
         if sum(df.values()) <= LEXICAL_SCAN_PASSAGES:
             return self.store.bm25(match, CANDIDATES)
