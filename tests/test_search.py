@@ -75,31 +75,66 @@ def test_search_without_explanations_ranks_the_same(idx: Index, mode: str) -> No
     assert all(r.facets == () and r.explanation.facets is None and not r.context_before for r in bare.results)
 
 
-def test_common_words_are_added_to_rare_words_candidates_with_fts5s_own_scores(tmp_path: Path, monkeypatch) -> None:
-    from engine.search import searcher as searcher_module
-    from engine.search import terms
-
+@pytest.fixture
+def river(tmp_path: Path):
+    """30 files (one passage each): "river" in all, "old mill" in half, "otters" in a third, "heron waits" in a tenth."""
     docs = tmp_path / "docs"
     docs.mkdir()
     for i in range(30):
-        text = f"The river flows past the old mill number {i}, and the river is wide."
+        text = f"The river flows past the bridge number {i}, and the river is wide."
         text += " Otters swim in the river." if i % 3 == 0 else ""
         text += " A heron waits by the weir, watching the otters." if i % 10 == 0 else ""
+        text += " The old mill wheel turns." if i % 2 == 0 else ""
         (docs / f"d{i:02d}.txt").write_text(text + "\n")
     with Index(tmp_path / "idx", config=IndexConfig(workers=0)) as index:
         index.add([docs])
-        store = index.store
-        query = "heron river otters"
-        match = terms.fts_query(query)
-        exact = {pid: score for pid, _, score in store.bm25(match, 1000)}
-        with_heron = {pid for pid, _, _ in store.bm25('"heron"', 1000)}
-        searcher = searcher_module.Searcher(store, None, None, None)
-        stems = {t.stem: t for t in terms.query_terms(query)}
-        assert searcher._bm25(query, match, stems) == store.bm25(match, searcher_module.CANDIDATES)  # under the limit
-        monkeypatch.setattr(searcher_module, "LEXICAL_SCAN_PASSAGES", len(with_heron))
-        two_phase = searcher._bm25(query, match, stems)
+        yield index
+
+
+def two_phase(index: Index, query: str, limit: int, monkeypatch) -> tuple[list[tuple[int, int, float]], dict]:
+    """The searcher's BM25 ranking of ``query`` with LEXICAL_SCAN_PASSAGES at ``limit``, and FTS5's exact scores."""
+    from engine.search import searcher as searcher_module
+    from engine.search import terms
+
+    match = terms.fts_query(query)
+    phrases, rest = terms.split_phrases(query)
+    words = terms.query_terms(rest)
+    stems = [t.stem for t in words] + [t.stem for p in phrases for t in terms.query_terms(p)]
+    df = index.store.term_document_frequencies(stems)
+    monkeypatch.setattr(searcher_module, "LEXICAL_SCAN_PASSAGES", limit)
+    ranked = searcher_module.Searcher(index.store, None, None, None)._bm25(match, phrases, words, df)
+    exact = {pid: score for pid, _, score in index.store.bm25(match, 1000)}
+    for pid, _, score in ranked:
+        assert score == pytest.approx(exact[pid], rel=1e-6)  # the other words' BM25 terms added exactly
+    assert [s for _, _, s in ranked] == sorted((s for _, _, s in ranked), reverse=True)
+    return ranked, exact
+
+
+def passages_with(index: Index, match: str) -> set[int]:
+    return {pid for pid, _, _ in index.store.bm25(match, 1000)}
+
+
+def test_common_words_are_added_to_rare_words_candidates_with_fts5s_own_scores(river: Index, monkeypatch) -> None:
+    with_heron = passages_with(river, '"heron"')
+    ranked, exact = two_phase(river, "heron river otters", 10**6, monkeypatch)
+    assert ranked == river.store.bm25('"heron" OR "river" OR "otters"', 200)  # under the limit: FTS5 alone
+    ranked, exact = two_phase(river, "heron river otters", len(with_heron), monkeypatch)
     assert 0 < len(with_heron) < len(exact)
-    assert {pid for pid, _, _ in two_phase} == with_heron  # the rarest word chose the candidates
-    for pid, _, score in two_phase:
-        assert score == pytest.approx(exact[pid], rel=1e-6)  # river's and otters' BM25 terms added exactly
-    assert [s for _, _, s in two_phase] == sorted((s for _, _, s in two_phase), reverse=True)
+    assert {pid for pid, _, _ in ranked} == with_heron  # the rarest word chose the candidates
+
+
+def test_when_every_word_is_common_the_rarest_words_together_choose(river: Index, monkeypatch) -> None:
+    both = passages_with(river, '"otters" AND "mill"')
+    ranked, exact = two_phase(river, "river mill otters", 2, monkeypatch)
+    assert 0 < len(both) < len(passages_with(river, '"otters"'))
+    assert {pid for pid, _, _ in ranked} == both
+
+
+def test_a_quoted_phrase_always_chooses_and_is_scored_by_fts5(river: Index, monkeypatch) -> None:
+    chosen = passages_with(river, '"heron waits" OR "otters"')
+    df = river.store.term_document_frequencies(["heron", "otter"])
+    # room for the phrase (in at most its rarest word's passages) and otters, not for river too
+    ranked, exact = two_phase(river, '"heron waits" otters river', df["heron"] + df["otter"], monkeypatch)
+    assert {pid for pid, _, _ in ranked} == chosen
+    ranked, exact = two_phase(river, '"old mill" river otters', 1, monkeypatch)
+    assert {pid for pid, _, _ in ranked} == passages_with(river, '"old mill"')  # over the limit alone

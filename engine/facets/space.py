@@ -96,7 +96,7 @@ class FacetSpace:
     def tokens(self, text: str) -> list[Token]:
         """The words of one text with character spans, for highlighting; unknown and punctuation-only words skipped.
 
-        The split is the search highlighter's (``\\w+``) and each word is folded and looked up as the static
+        The split is the search highlighter's (runs of letters and digits) and each word is folded and looked up as the static
         tokenizer would, so the ids match what the embedder pooled for ordinary text.
         """
         out = []

@@ -36,13 +36,18 @@ MAX_QUERY_SENTENCES = 32
 # Candidates fetched from each ranking before fusion: deep enough that a document ranked modestly by both
 # rankings still surfaces, cheap enough for interactive latency.
 CANDIDATES = 200
-# Passages FTS5 may score for one query. bm25() scores every passage that has any query word, so a query with a
-# common word costs time in proportion to the index: 0.7 s at p95 on the 3.09M-sentence corpus. When the query's
-# words are in more passages than this (summing their document frequencies), the rarest words that fit choose the
-# candidates through FTS5, and the other words' BM25 terms are added to those candidates here, from FTS5's own
-# statistics (BM25 is a sum over words, so a candidate's score is exactly bm25()'s). A passage with none of the rare
-# words is then not a candidate, as in the max-score pruning of search engines but without its guarantee.
+# Passages FTS5 may score for one query. bm25() scores every passage that has any query word (2.7 us each on this
+# machine; walking the matches without scoring them costs 0.14 us), so a query with a common word costs time in
+# proportion to the index: 0.6 s at p95 on the 3.09M-sentence corpus. When the query's words are in more passages
+# than this (summing their document frequencies), the rarest words that fit choose the candidates through FTS5
+# (:func:`_candidate_words`: OR-ed, or AND-ed when even the rarest word is in more passages), and the other words'
+# BM25 terms are added to the LEXICAL_FIRST_PHASE best of them here, from FTS5's own statistics (BM25 is a sum over
+# words, so a candidate's score is exactly bm25()'s). A passage without the chosen words is then not a candidate, as
+# in the max-score pruning of search engines but without its guarantee. On that corpus (bench/index_wiki.py's 200
+# queries) the first phase's depth decides how much is lost: of the exact top 10, 0.90 stay at depth 200 and 0.93
+# at 400, and the query's source document is found for 0.86 / 0.875 of queries (0.915 exact), for ~10 ms more.
 LEXICAL_SCAN_PASSAGES = 20_000
+LEXICAL_FIRST_PHASE = 400
 # FTS5's bm25() constants (fts5_aux.c).
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -135,13 +140,13 @@ class Searcher:
         query_vectors = None
         if mode in (Mode.SEMANTIC, Mode.HYBRID):
             query_vectors = self._semantic(query, docs, notes)
-        stems: dict[str, T.Term] = {}
+        df: dict[str, int] | None = None
         if mode in (Mode.LEXICAL, Mode.HYBRID):
-            stems = self._lexical(query, docs)
+            stems, df = self._lexical(query, docs)
         else:
             stems = {t.stem: t for t in T.query_terms(query)}
         ranked = self._fuse(docs, mode)[: 3 * k + 10]
-        idf = self._idf(stems)
+        idf = self._idf(stems, df)
         meta = self.store.documents_by_id([d.doc_id for d in ranked])
         # the candidate sentences of all ranked documents, and their vectors, fetched at once rather than per document
         passages = self.store.sentences_of_passages([d.lex_passage for d in ranked if d.lex_passage is not None])
@@ -225,50 +230,56 @@ class Searcher:
             if n >= BOILERPLATE_DOCS or (n >= BOILERPLATE_MIN_DOCS and n / total >= BOILERPLATE_SHARE)
         }
 
-    def _lexical(self, query: str, docs: dict[int, _Doc]) -> dict[str, T.Term]:
-        match = T.fts_query(query)
-        stems = {t.stem: t for t in T.query_terms(T._PHRASE.sub(" ", query))}
-        for phrase in T._PHRASE.findall(query):
+    def _lexical(self, query: str, docs: dict[int, _Doc]) -> tuple[dict[str, T.Term], dict[str, int]]:
+        """Rank passages by BM25 into ``docs``; returns the query's terms and their document frequencies."""
+        phrases, rest = T.split_phrases(query)
+        loose = T.query_terms(rest)
+        stems = {t.stem: t for t in loose}
+        for phrase in phrases:
             stems.update({t.stem: t for t in T.query_terms(phrase)})
+        df = self.store.term_document_frequencies(list(stems))
+        match = T.fts_query(query)
         if match is None:
-            return stems
-        for passage_id, doc_id, score in self._bm25(query, match, stems):
+            return stems, df
+        for passage_id, doc_id, score in self._bm25(match, phrases, loose, df):
             doc = docs.setdefault(doc_id, _Doc(doc_id))
             if doc.lex_passage is None or score > doc.lex_score:
                 doc.lex_passage, doc.lex_score = passage_id, score
-        return stems
+        return stems, df
 
-    def _bm25(self, query: str, match: str, stems: dict[str, T.Term]) -> list[tuple[int, int, float]]:
-        """The CANDIDATES best passages by BM25: through FTS5 alone, or in two phases when the query's words
-        (``stems``) are common (see LEXICAL_SCAN_PASSAGES; queries with quoted phrases always go through FTS5 alone)."""
-        words = [] if T._PHRASE.search(query) else list(stems.values())
-        df = self.store.term_document_frequencies([t.stem for t in words])
-        if sum(df.values()) <= LEXICAL_SCAN_PASSAGES:
+    def _bm25(self, match: str, phrases: list[str], words: list[T.Term], df: dict[str, int]) -> list[tuple[int, int, float]]:
+        """The CANDIDATES best passages by BM25 for ``match``: through FTS5 alone, or in two phases when the query's
+        ``words`` (outside its quoted ``phrases``; ``df``: in how many passages) are common (LEXICAL_SCAN_PASSAGES).
+
+        Quoted phrases are always scored by FTS5, which counts their occurrences; a phrase is in at most as many
+        passages as its rarest word.
+        """
+        bound = sum(min((df.get(t.stem, 0) for t in T.query_terms(p)), default=0) for p in phrases)
+        if bound + sum(df.get(t.stem, 0) for t in words) <= LEXICAL_SCAN_PASSAGES:
             return self.store.bm25(match, CANDIDATES)
-        rare, held = [], 0
-        for term in sorted(words, key=lambda t: df.get(t.stem, 0)):
-            if rare and held + df.get(term.stem, 0) > LEXICAL_SCAN_PASSAGES:
-                break
-            rare.append(term)
-            held += df.get(term.stem, 0)
-        common = frozenset(t.stem for t in words) - {t.stem for t in rare}
-        rows = self.store.bm25(" OR ".join(f'"{t.word}"' for t in rare), CANDIDATES)
+        n = max(1, self.store.passage_count())
+        budget = LEXICAL_SCAN_PASSAGES - bound
+        chosen, operator = [], "OR"
+        if words and budget > 0:
+            chosen, operator = _candidate_words(sorted(words, key=lambda t: df.get(t.stem, 0)), df, n, budget)
+        if phrases and operator == "AND":
+            chosen, operator = [], "OR"  # the phrases alone choose: requiring them and the words too is too strict
+        parts = [T.fts_phrase(p) for p in phrases] + [f'"{t.word}"' for t in chosen]
+        rows = self.store.bm25(f" {operator} ".join(parts), LEXICAL_FIRST_PHASE)
+        common = frozenset(t.stem for t in words) - {t.stem for t in chosen}
         if not rows or not common:
             return rows
         n, mean_length, lengths = self.store.bm25_statistics([r[0] for r in rows])
         # FTS5's IDF, with its floor for words in more than half of the passages
-        idf = {s: max(1e-6, math.log((n - df[s] + 0.5) / (df[s] + 0.5))) for s in common}
-        texts = {pid: " ".join(r["text"] for r in sentences)
-                 for pid, sentences in self.store.sentences_of_passages([r[0] for r in rows]).items()}
+        idf = {s: max(1e-6, math.log((n - df.get(s, 0) + 0.5) / (df.get(s, 0) + 0.5))) for s in common}
+        texts = self.store.passage_texts([r[0] for r in rows])
+        counts = T.stem_counts([texts.get(r[0], "") for r in rows], common)
         scored = []
-        for passage_id, doc_id, score in rows:
-            counts: dict[str, int] = {}
-            for _, _, found in T.matches(texts.get(passage_id, ""), common):
-                counts[found] = counts.get(found, 0) + 1
+        for (passage_id, doc_id, score), tfs in zip(rows, counts):
             norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths.get(passage_id, 0) / max(mean_length, 1e-9))
-            score += sum(idf[s] * tf * (BM25_K1 + 1) / (tf + norm) for s, tf in counts.items())
+            score += sum(idf[s] * tf * (BM25_K1 + 1) / (tf + norm) for s, tf in tfs.items())
             scored.append((passage_id, doc_id, score))
-        return sorted(scored, key=lambda r: -r[2])
+        return sorted(scored, key=lambda r: -r[2])[:CANDIDATES]
 
     def _fuse(self, docs: dict[int, _Doc], mode: Mode) -> list[_Doc]:
         by_sem = sorted((d for d in docs.values() if d.sem_sentence is not None), key=lambda d: -d.sem_score)
@@ -285,9 +296,10 @@ class Searcher:
             d.fused = _rrf(d.sem_rank, SEMANTIC_WEIGHT) + _rrf(d.lex_rank, LEXICAL_WEIGHT)
         return sorted(docs.values(), key=lambda d: (-d.fused, d.doc_id))
 
-    def _idf(self, stems: dict[str, T.Term]) -> dict[str, float]:
+    def _idf(self, stems: dict[str, T.Term], df: dict[str, int] | None = None) -> dict[str, float]:
         n = max(1, self.store.passage_count())
-        df = self.store.term_document_frequencies(list(stems))
+        if df is None:
+            df = self.store.term_document_frequencies(list(stems))
         # BM25's IDF, floored at 0 so that a word in every passage counts for nothing
         return {s: max(0.0, math.log((n - df.get(s, 0) + 0.5) / (df.get(s, 0) + 0.5) + 1.0)) for s in stems}
 
@@ -388,6 +400,32 @@ class Searcher:
 
 def _rrf(rank: int | None, weight: float) -> float:
     return 0.0 if rank is None else weight / (RRF_K + rank)
+
+
+def _candidate_words(words: list[T.Term], df: dict[str, int], passages: int, budget: int) -> tuple[list[T.Term], str]:
+    """The query words (``words``, rarest first) whose passages are a common query's BM25 candidates, and how they
+    are joined.
+
+    The rarest words whose passages fit the ``budget``, OR-ed. When even the rarest word is in more passages, a top
+    passage has several of the words: the rarest ones are AND-ed, as many as it takes for the passages expected to
+    hold them all (as if words were independent) to fit the limit. FTS5 intersects posting lists by seeking, so only
+    the intersection is scored.
+    """
+    if df.get(words[0].stem, 0) <= budget:
+        chosen, held = [], 0
+        for term in words:
+            if held + df.get(term.stem, 0) > budget:
+                break
+            chosen.append(term)
+            held += df.get(term.stem, 0)
+        return chosen, "OR"
+    chosen, expected = [], float(passages)
+    for term in words:
+        if len(chosen) >= 2 and expected <= budget:
+            break
+        chosen.append(term)
+        expected *= df.get(term.stem, 0) / passages
+    return chosen, "AND"
 
 
 def _candidates(doc: _Doc, passages: dict[int, list[dict]]) -> list[dict]:

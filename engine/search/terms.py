@@ -8,20 +8,29 @@ passage, which FTS5 cannot do for a contentless table.
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-import snowballstemmer
+import Stemmer
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+# unicode61 splits at everything but letters and digits, the underscore included
+_WORD = re.compile(r"[^\W_]+")
 _PHRASE = re.compile(r'"([^"]+)"')
-_STEMMER = snowballstemmer.stemmer("porter")
-# ASCII bytes that ``\w`` matches.
+# PyStemmer's objects are not thread-safe (the app searches on worker threads while the indexer runs): one per thread.
+_STEMMERS = threading.local()
+# ASCII bytes that :data:`_WORD` matches.
 _ASCII_WORD = np.zeros(256, dtype=bool)
-_ASCII_WORD[[ord(c) for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"]] = True
+_ASCII_WORD[[ord(c) for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"]] = True
+# Where a text's non-ASCII letters and digits stand when :func:`stem_counts` scans it as ASCII.
+_STAND_IN = "\x01"
+_ASCII_WORD[ord(_STAND_IN)] = True
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+# FTS5's porter tokenizer leaves tokens shorter or longer than this (in UTF-8 bytes) unstemmed (fts5_tokenize.c)
+_PORTER_MIN_BYTES, _PORTER_MAX_BYTES = 3, 64
 
 # Function words that carry no topic: dropped from lexical queries (BM25 gives them almost no weight anyway, but
 # their posting lists are the longest in the index and slow every query down).
@@ -32,7 +41,7 @@ STOPWORDS = frozenset(
     on once only or other our ours ourselves out over own same she should so some such than that the their theirs
     them themselves then there these they this those through to too under until up very was we were what when where
     which while who whom why will with would you your yours yourself yourselves also may might must shall upon whether
-    us per via""".split()
+    us per via s t ll re ve""".split()  # the last five: what is left of "it's", "don't", "we'll", "they're", "I've"
 )
 
 
@@ -45,17 +54,24 @@ class Term:
 
 
 def fold(word: str) -> str:
-    """Lowercase and strip diacritics, as ``remove_diacritics 2`` does."""
+    """Lowercase and strip diacritics, as ``remove_diacritics 2`` does (canonical decomposition only: FTS5 keeps
+    ligatures such as "ﬁ" as they are)."""
     if word.isascii():  # nothing to decompose: the common case costs one C call instead of a per-character loop
         return word.lower()
-    decomposed = unicodedata.normalize("NFKD", word.lower())
+    decomposed = unicodedata.normalize("NFD", word.lower())
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """The index form of one word."""
-    return _STEMMER.stemWord(fold(word))
+    folded = fold(word)
+    if not _PORTER_MIN_BYTES <= len(folded.encode()) <= _PORTER_MAX_BYTES:
+        return folded
+    stemmer = getattr(_STEMMERS, "porter", None)
+    if stemmer is None:
+        stemmer = _STEMMERS.porter = Stemmer.Stemmer("porter")
+    return stemmer.stemWord(folded)
 
 
 def words(text: str) -> list[tuple[str, int, int]]:
@@ -73,17 +89,30 @@ def query_terms(text: str) -> list[Term]:
     return list((seen or stopped).values())
 
 
+def split_phrases(text: str) -> tuple[list[str], str]:
+    """A query's quoted phrases (as typed, two words or more) and the rest of it; a quoted single word is an
+    ordinary word of the rest."""
+    phrases = []
+    for quoted in _PHRASE.findall(text):
+        if len(words(quoted)) > 1:
+            phrases.append(quoted)
+    rest = _PHRASE.sub(lambda m: " " if len(words(m.group(1))) > 1 else f" {m.group(1)} ", text)
+    return phrases, rest
+
+
 def fts_query(text: str) -> str | None:
     """An FTS5 MATCH expression: quoted phrases stay phrases, other content words are OR-ed (BM25 ranks them).
 
     Every word is quoted, so nothing a user types can be read as FTS5 syntax.
     """
-    phrases = [p.strip() for p in _PHRASE.findall(text) if p.strip()]
-    rest = _PHRASE.sub(" ", text)
-    # a quoted string with several words is an FTS5 phrase
-    parts = ['"' + " ".join(w for w, _, _ in words(p)) + '"' for p in phrases if words(p)]
-    parts += [f'"{t.word}"' for t in query_terms(rest)]
+    phrases, rest = split_phrases(text)
+    parts = [fts_phrase(p) for p in phrases] + [f'"{t.word}"' for t in query_terms(rest)]
     return " OR ".join(parts) if parts else None
+
+
+def fts_phrase(phrase: str) -> str:
+    """One quoted phrase as an FTS5 phrase expression."""
+    return '"' + " ".join(w for w, _, _ in words(phrase)) + '"'
 
 
 def _prefix(stem_: str) -> str:
@@ -105,10 +134,11 @@ def _candidates(stems: frozenset[str], ascii_text: bool) -> re.Pattern | None:
     prefixes = {_prefix(s) for s in stems if s}
     if not prefixes:
         return None
-    alternatives = [f"(?:{'|'.join(map(re.escape, sorted(prefixes, key=len, reverse=True)))})\\w*"]
+    alternatives = [f"(?:{'|'.join(map(re.escape, sorted(prefixes, key=len, reverse=True)))})[^\\W_]*"]
     if not ascii_text:
-        alternatives.append(r"\w*[^\W\x00-\x7f]\w*")
-    return re.compile(r"\b(?:" + "|".join(alternatives) + ")", 0 if ascii_text else re.IGNORECASE)
+        alternatives.append(r"[^\W_]*[^\W\x00-\x7f][^\W_]*")
+    # a word starts where no letter or digit precedes (``\b`` would also count the underscore as one)
+    return re.compile(r"(?<![^\W_])(?:" + "|".join(alternatives) + ")", 0 if ascii_text else re.IGNORECASE)
 
 
 def matches(text: str, stems: set[str] | frozenset[str]) -> list[tuple[int, int, str]]:
@@ -130,20 +160,36 @@ def stems_found(texts: Sequence[str], stems: frozenset[str]) -> list[set[str]]:
     """For each text, the stems of ``stems`` that its words have: what :func:`matches` finds, without the spans.
 
     Ranking asks this of every candidate sentence of a query (hundreds), where the regex scan of :func:`matches`
-    took most of the query's time. ASCII texts (nearly all) are scanned together with numpy: word boundaries come
-    from a byte table, and a word is stemmed only when it starts with the :func:`_prefix` of a stem, as there.
-    Other texts go through :func:`matches`.
+    took most of the query's time.
     """
-    out: list[set[str]] = [set() for _ in texts]
+    return [set(counts) for counts in stem_counts(texts, stems)]
+
+
+def stem_counts(texts: Sequence[str], stems: frozenset[str]) -> list[dict[str, int]]:
+    """For each text, how often each stem of ``stems`` occurs in it: BM25's term frequencies, counted as FTS5 does.
+
+    The texts are scanned together with numpy, as ASCII: word boundaries come from a byte table, and a word is
+    stemmed only when it starts with the :func:`_prefix` of a stem, as in :func:`matches`. Texts with other
+    characters are folded to ASCII first (:func:`_ascii_form`) when every stem is ASCII; otherwise they go through
+    :func:`matches`.
+    """
+    out: list[dict[str, int]] = [{} for _ in texts]
     prefixes = sorted({_prefix(s).encode() for s in stems if s})
     if not prefixes:
         return out
-    plain = [i for i, t in enumerate(texts) if t.isascii()]
-    for i in sorted(set(range(len(texts))) - set(plain)):
-        out[i] = {m[2] for m in matches(texts[i], stems)}
+    foldable = all(s.isascii() for s in stems)
+    plain: list[int] = []
+    scanned: list[str] = []
+    for i, text in enumerate(texts):
+        if text.isascii() or foldable:
+            plain.append(i)
+            scanned.append(text if text.isascii() else _ascii_form(text))
+        else:
+            for _, _, found in matches(text, stems):
+                out[i][found] = out[i].get(found, 0) + 1
     if not plain:
         return out
-    lowered = "\n".join(texts[i] for i in plain).lower()
+    lowered = "\n".join(scanned).lower()
     data = np.frombuffer(lowered.encode("ascii"), dtype=np.uint8)
     word = np.concatenate(([False], _ASCII_WORD[data], [False]))
     edges = np.diff(word.view(np.int8))
@@ -154,10 +200,25 @@ def stems_found(texts: Sequence[str], stems: frozenset[str]) -> list[set[str]]:
         for j, byte in enumerate(prefix):
             fits &= data[np.minimum(starts + j, data.size - 1)] == byte
         candidate |= fits
-    text_starts = np.cumsum([0] + [len(texts[i]) + 1 for i in plain[:-1]])
+    text_starts = np.cumsum([0] + [len(t) + 1 for t in scanned[:-1]])
     owners = np.searchsorted(text_starts, starts[candidate], side="right") - 1
     for start, end, owner in zip(starts[candidate].tolist(), ends[candidate].tolist(), owners.tolist()):
         found = stem(lowered[start:end])
         if found in stems:
-            out[plain[owner]].add(found)
+            counts = out[plain[owner]]
+            counts[found] = counts.get(found, 0) + 1
     return out
+
+
+def _ascii_form(text: str) -> str:
+    """``text`` with its diacritics removed as ``remove_diacritics 2`` removes them, its other non-ASCII letters and
+    digits replaced by a stand-in word byte, and other non-ASCII characters by spaces: words split where FTS5 splits
+    them, and a word with a non-ASCII letter, which can never stem to an ASCII stem, still never does."""
+    return _NON_ASCII.sub(_ascii_stand_in, unicodedata.normalize("NFD", text))
+
+
+def _ascii_stand_in(match: re.Match) -> str:
+    char = match.group()
+    if unicodedata.combining(char):
+        return ""
+    return _STAND_IN if char.isalnum() else " "
