@@ -49,18 +49,21 @@ def test_write_replace_and_delete_keep_fts_consistent(store):
     assert ids.tolist() == [4] and vectors.shape == (1, 8)
 
 
-def test_document_frequencies_follow_writes_of_this_and_other_connections(store, tmp_path):
+def test_cached_counts_follow_writes_of_this_and_other_connections(store, tmp_path):
     rng = np.random.default_rng(0)
     store.write_documents([_doc("/a", ["alpha beta"]), _doc("/b", ["beta"])], _unit(rng, 2), "m")
     assert store.term_document_frequencies(["beta", "alpha", "zeta"]) == {"beta": 2, "alpha": 1}
+    assert store.passage_count() == 2
     store.write_documents([_doc("/c", ["beta zeta"])], _unit(rng, 1), "m")  # this connection writes
     assert store.term_document_frequencies(["beta", "zeta"]) == {"beta": 3, "zeta": 1}
+    assert store.passage_count() == 3
     other = Store(tmp_path / "idx")  # another connection (the indexer, beside the app's searcher) writes
     try:
         other.delete_paths(["/a", "/b"])
     finally:
         other.close()
     assert store.term_document_frequencies(["beta", "alpha", "zeta"]) == {"beta": 1, "zeta": 1}
+    assert store.passage_count() == 1
 
 
 def test_sentence_ids_are_never_reused(store):

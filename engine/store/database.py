@@ -58,8 +58,8 @@ class NewDocument:
 SCHEMA_LOCK_SECONDS = 120
 
 
-# Document frequencies kept between queries (term_document_frequencies) before the cache starts over.
-DF_CACHE_TERMS = 50_000
+# Counts kept between queries (Store._counts) before the cache starts over.
+COUNT_CACHE_ENTRIES = 50_000
 
 
 class Store:
@@ -77,9 +77,9 @@ class Store:
         # check_same_thread=False: the app's search worker and indexing worker each use their own Store, but a
         # Store may be created on one thread and used on another.
         self.db = sqlite_utils.Database(sqlite3.connect(str(path), check_same_thread=False, timeout=30))
-        # term -> passages containing it, valid while the database is unchanged (see term_document_frequencies)
-        self._df_cache: dict[str, int] = {}
-        self._df_version: tuple[int, int] | None = None
+        # counts every query needs, kept while the database is unchanged (:meth:`_counts`)
+        self._cache: dict[str, int] = {}
+        self._cache_version: tuple[int, int] | None = None
         # Switching a new file to WAL and creating or migrating the schema must not race another connection doing
         # the same (the app opens its search and indexing connections together): SQLite answers "database is
         # locked" at once there instead of waiting, so this setup is serialised across threads and processes.
@@ -462,7 +462,7 @@ class Store:
     # -- lexical ----------------------------------------------------------------------------------------------
     def passage_count(self) -> int:
         """Number of passages (the N of BM25's IDF)."""
-        return int(self.db.execute("SELECT count(*) FROM passages").fetchone()[0])
+        return self._count("passages", "SELECT count(*) FROM passages")
 
     def bm25(self, match: str, limit: int) -> list[tuple[int, int, float]]:
         """(passage id, document id, BM25 score, higher is better) of the best passages for an FTS5 query."""
@@ -489,24 +489,35 @@ class Store:
                 lengths[int(pid)] = _varints(size)[0]
         return rows, tokens / rows if rows else 0.0, lengths
 
+    def _counts(self) -> dict[str, int]:
+        """A cache of counts that only a write changes: PRAGMA data_version moves when another connection commits,
+        total_changes when this one writes. Every query needs the collection's size and its words' document
+        frequencies, and on an index of millions of sentences each costs milliseconds to count."""
+        version = (int(self.db.execute("PRAGMA data_version").fetchone()[0]), self.db.conn.total_changes)
+        if version != self._cache_version or len(self._cache) > COUNT_CACHE_ENTRIES:
+            self._cache, self._cache_version = {}, version
+        return self._cache
+
+    def _count(self, key: str, sql: str) -> int:
+        cache = self._counts()
+        if key not in cache:
+            cache[key] = int(self.db.execute(sql).fetchone()[0])
+        return cache[key]
+
     def term_document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
         """Passages containing each (stemmed, as FTS5 stores it) term; terms in none are left out.
 
-        fts5vocab counts them by walking each term's whole posting list (5 ms a query on the 3.09M-sentence corpus),
-        so counts are kept until the database changes: PRAGMA data_version moves when another connection commits,
-        total_changes when this one writes. Typing a query asks for the same words at every keystroke.
+        fts5vocab counts them by walking each term's whole posting list (5 ms a query on the 3.09M-sentence
+        corpus); typing a query asks for the same words at every keystroke.
         """
-        version = (int(self.db.execute("PRAGMA data_version").fetchone()[0]), self.db.conn.total_changes)
-        if version != self._df_version or len(self._df_cache) > DF_CACHE_TERMS:
-            self._df_cache, self._df_version = {}, version
-        cache = self._df_cache
-        missing = sorted({t for t in terms if t not in cache})
+        cache = self._counts()
+        missing = sorted({t for t in terms if "term:" + t not in cache})
         if missing:
             found = dict(self.db.execute(
                 f"SELECT term, doc FROM passages_vocab WHERE term IN ({','.join('?' * len(missing))})", missing
             ).fetchall())
-            cache.update({t: int(found.get(t, 0)) for t in missing})
-        return {t: n for t in terms if (n := cache.get(t, 0))}
+            cache.update({"term:" + t: int(found.get(t, 0)) for t in missing})
+        return {t: n for t in terms if (n := cache.get("term:" + t, 0))}
 
     def passages_of(self, passage_ids: Sequence[int]) -> dict[int, dict]:
         """Passage rows keyed by id."""
@@ -543,7 +554,7 @@ class Store:
 
     def indexed_count(self) -> int:
         """Number of indexed documents (cheap: unlike :meth:`stats`, it does not count sentences)."""
-        return int(self.db.execute("SELECT count(*) FROM documents WHERE status = 'indexed'").fetchone()[0])
+        return self._count("indexed", "SELECT count(*) FROM documents WHERE status = 'indexed'")
 
     def stats(self) -> dict[str, int]:
         """Counts for `status`: documents by status, sentences, passages."""
