@@ -6,7 +6,9 @@ write SQLite + FTS5, build the HNSW graph, calibrate. Then 200 queries (sentence
 first words) measure latency, and HNSW recall@10 is checked against exact search over the stored vectors.
 
 Usage: python bench/index_wiki.py [--files N] [--corpus DIR] [--method static] [--no-facets] [--keep DIR]
-Prints a table and writes bench/results/index_wiki.json; every number is recomputed on each run.
+       python bench/index_wiki.py --keep DIR --queries-only   (latency and recall again on an index kept before)
+Prints a table and writes bench/results/index_wiki.json; every number is recomputed on each run (with
+--queries-only, the indexing numbers are left out rather than copied).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from engine import Index, IndexConfig, embed
+from engine.search import searcher
 from engine.store.vectors import HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH, HNSW_M
 
 log = logging.getLogger("bench.index_wiki")
@@ -131,6 +134,66 @@ def recall_at_k(idx: Index, queries: list[str], k: int) -> tuple[float, float]:
     return by_id / (k * len(queries)), by_similarity / (k * len(queries))
 
 
+def lexical_agreement(idx: Index, queries: list[str], k: int) -> float:
+    """Share of the exact BM25 top-k documents that lexical search returns: what its two-phase pruning
+    (searcher.LEXICAL_SCAN_PASSAGES) loses at this size."""
+    def top(query: str) -> set[str]:
+        return {r.path for r in idx.search(query, k=k, mode="lexical", explain=False).results}
+
+    pruned = [top(q) for q in queries]
+    shipped = searcher.LEXICAL_SCAN_PASSAGES
+    searcher.LEXICAL_SCAN_PASSAGES = float("inf")
+    try:
+        exact = [top(q) for q in queries]
+    finally:
+        searcher.LEXICAL_SCAN_PASSAGES = shipped
+    return float(np.mean([len(p & e) / len(e) for p, e in zip(pruned, exact) if e]))
+
+
+def index_and_measure(args: argparse.Namespace, scratch: Path) -> dict:
+    """Write the articles, index them, then measure the index."""
+    docs, index_dir = scratch / "articles", scratch / "index"
+    for stale in (docs, index_dir):
+        shutil.rmtree(stale, ignore_errors=True)
+    started = time.perf_counter()
+    articles, text_bytes = write_articles(args.corpus, args.files, docs)
+    log.info("wrote %d articles (%.1f MB) in %.1f s", articles, text_bytes / 1e6, time.perf_counter() - started)
+    config = IndexConfig(workers=args.workers, facets=not args.no_facets)
+    with Index(index_dir, method=args.method, config=config) as idx:
+        started, cpu_started = time.perf_counter(), cpu_seconds()
+        report = idx.add([docs], method=args.method)
+        wall, cpu = time.perf_counter() - started, cpu_seconds() - cpu_started
+        sentences = idx.status().sentences
+    result = {
+        "files": args.files, "articles": articles, "text_mb": round(text_bytes / 1e6, 1), "method": args.method,
+        "wall_seconds": round(wall, 2), "sentences_per_second": round(sentences / wall, 1),
+        "cpu_seconds": round(cpu, 2), "sentences_per_cpu_second": round(sentences / cpu, 1),
+        "mb_per_second": round(text_bytes / 1e6 / wall, 2), "peak_rss_gb": round(peak_rss_gb(), 3),
+        "facets": not args.no_facets, "skipped": len(report.issues),
+    }
+    return {**result, **measure_queries(index_dir)}
+
+
+def measure_queries(index_dir: Path) -> dict:
+    """Latency of each mode and HNSW recall on an index; its size and counts."""
+    with Index(index_dir, create=False) as idx:
+        status = idx.status()
+        queries = sample_queries(idx, QUERIES)
+        lat = {mode: latency(idx, queries, mode) for mode in ("hybrid", "semantic", "lexical")}
+        # the ranking alone, as `quire search --queries --no-explain` and tools that read only the order get it
+        lat["hybrid_no_explain"] = latency(idx, queries, "hybrid", explain=False)
+        recall, recall_ties = recall_at_k(idx, queries, RECALL_K)
+        agreement = lexical_agreement(idx, queries, RECALL_K)
+        method = idx.method
+    return {
+        "method": method, "documents": status.indexed, "sentences": status.sentences,
+        "index_mb": round(folder_bytes(index_dir) / 1e6, 1), "queries": len(queries),
+        "latency": {m: {k: round(v, 2) for k, v in d.items()} for m, d in lat.items()},
+        "recall_at_10": round(recall, 4), "recall_at_10_ties": round(recall_ties, 4),
+        "lexical_top10_of_exact": round(agreement, 4),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", type=int, default=None, help="first N gz files (default: all)")
@@ -139,61 +202,43 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=None, help="reader processes (default: the engine's)")
     parser.add_argument("--no-facets", action="store_true", help="index without computing facets (measures their cost)")
     parser.add_argument("--keep", type=Path, default=None, help="put the articles and index here and keep them")
+    parser.add_argument("--queries-only", action="store_true",
+                        help="measure queries and recall on the index kept in --keep, without indexing again")
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
+    if args.queries_only and args.keep is None:
+        parser.error("--queries-only needs --keep DIR, the folder of an index kept by an earlier run")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 
     scratch = args.keep or Path(tempfile.mkdtemp(prefix="quire-wiki-"))
-    docs, index_dir = scratch / "articles", scratch / "index"
-    for stale in (docs, index_dir):
-        shutil.rmtree(stale, ignore_errors=True)
     try:
-        started = time.perf_counter()
-        articles, text_bytes = write_articles(args.corpus, args.files, docs)
-        log.info("wrote %d articles (%.1f MB) in %.1f s", articles, text_bytes / 1e6, time.perf_counter() - started)
-
-        config = IndexConfig(workers=args.workers, facets=not args.no_facets)
-        with Index(index_dir, method=args.method, config=config) as idx:
-            started, cpu_started = time.perf_counter(), cpu_seconds()
-            report = idx.add([docs], method=args.method)
-            wall, cpu = time.perf_counter() - started, cpu_seconds() - cpu_started
-            status = idx.status()
-            queries = sample_queries(idx, QUERIES)
-            lat = {mode: latency(idx, queries, mode) for mode in ("hybrid", "semantic", "lexical")}
-            # the ranking alone, as `quire search --queries --no-explain` and tools that read only the order get it
-            lat["hybrid_no_explain"] = latency(idx, queries, "hybrid", explain=False)
-            recall, recall_ties = recall_at_k(idx, queries, RECALL_K)
-        result = {
-            "files": args.files, "articles": articles, "text_mb": round(text_bytes / 1e6, 1), "method": args.method,
-            "documents": status.indexed, "sentences": status.sentences, "wall_seconds": round(wall, 2),
-            "sentences_per_second": round(status.sentences / wall, 1),
-            "cpu_seconds": round(cpu, 2), "sentences_per_cpu_second": round(status.sentences / cpu, 1),
-            "mb_per_second": round(text_bytes / 1e6 / wall, 2),
-            "peak_rss_gb": round(peak_rss_gb(), 3),
-            "index_mb": round(folder_bytes(index_dir) / 1e6, 1),
-            "queries": len(queries), "latency": {m: {k: round(v, 2) for k, v in d.items()} for m, d in lat.items()},
-            "recall_at_10": round(recall, 4), "recall_at_10_ties": round(recall_ties, 4),
-            "hnsw": {"M": HNSW_M, "ef_construction": HNSW_EF_CONSTRUCTION, "ef_search": HNSW_EF_SEARCH},
-            "facets": not args.no_facets, "skipped": len(report.issues),
-            "machine": {"cpus": __import__("os").cpu_count(), "python": platform.python_version()},
-            "targets": TARGETS,
-        }
+        result = measure_queries(scratch / "index") if args.queries_only else index_and_measure(args, scratch)
     finally:
         if args.keep is None:
             shutil.rmtree(scratch, ignore_errors=True)
+    result.update({
+        "hnsw": {"M": HNSW_M, "ef_construction": HNSW_EF_CONSTRUCTION, "ef_search": HNSW_EF_SEARCH},
+        "machine": {"cpus": __import__("os").cpu_count(), "python": platform.python_version()},
+        "targets": TARGETS,
+    })
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(result, indent=2) + "\n")
-    rows = [
-        ("articles / sentences", f"{result['articles']:,} / {result['sentences']:,}"),
+    indexing = [
+        ("articles", f"{result['articles']:,}"),
         ("wall time (s)", f"{result['wall_seconds']:.1f}"),
         ("sentences/s (target >= 5000)", f"{result['sentences_per_second']:,.0f}"),
         ("CPU s / sentences per CPU s", f"{result['cpu_seconds']:.1f} / {result['sentences_per_cpu_second']:,.0f}"),
         ("peak RSS GB (target < 6)", f"{result['peak_rss_gb']:.2f}"),
+    ] if "wall_seconds" in result else [("indexing", "not measured (--queries-only)")]
+    rows = [
+        *indexing,
+        ("documents / sentences", f"{result['documents']:,} / {result['sentences']:,}"),
         ("database + index MB", f"{result['index_mb']:.1f}"),
         *((f"{m} query p50 / p95 ms (CPU)", f"{d['p50_ms']:.1f} / {d['p95_ms']:.1f} ({d['cpu_p50_ms']:.1f} / "
            f"{d['cpu_p95_ms']:.1f})") for m, d in result["latency"].items()),
         ("HNSW recall@10 by id / with ties (target >= 0.95)",
          f"{result['recall_at_10']:.3f} / {result['recall_at_10_ties']:.3f}"),
+        ("lexical top 10: share of exact BM25's", f"{result['lexical_top10_of_exact']:.3f}"),
     ]
     width = max(len(name) for name, _ in rows)
     print("\n".join(f"{name:<{width}}  {value}" for name, value in rows))
