@@ -116,7 +116,7 @@ def passages_with(index: Index, match: str) -> set[int]:
 
 def test_common_words_are_added_to_rare_words_candidates_with_fts5s_own_scores(river: Index, monkeypatch) -> None:
     with_heron = passages_with(river, '"heron"')
-    ranked, exact = two_phase(river, "heron river otters", 10**6, monkeypatch)
+    ranked, _ = two_phase(river, "heron river otters", 10**6, monkeypatch)
     assert ranked == river.store.bm25('"heron" OR "river" OR "otters"', 200)  # under the limit: FTS5 alone
     ranked, exact = two_phase(river, "heron river otters", len(with_heron), monkeypatch)
     assert 0 < len(with_heron) < len(exact)
@@ -125,7 +125,7 @@ def test_common_words_are_added_to_rare_words_candidates_with_fts5s_own_scores(r
 
 def test_when_every_word_is_common_the_rarest_words_together_choose(river: Index, monkeypatch) -> None:
     both = passages_with(river, '"otters" AND "mill"')
-    ranked, exact = two_phase(river, "river mill otters", 2, monkeypatch)
+    ranked, _ = two_phase(river, "river mill otters", 2, monkeypatch)
     assert 0 < len(both) < len(passages_with(river, '"otters"'))
     assert {pid for pid, _, _ in ranked} == both
 
@@ -134,7 +134,7 @@ def test_a_quoted_phrase_always_chooses_and_is_scored_by_fts5(river: Index, monk
     chosen = passages_with(river, '"heron waits" OR "otters"')
     df = river.store.term_document_frequencies(["heron", "otter"])
     # room for the phrase (in at most its rarest word's passages) and otters, not for river too
-    ranked, exact = two_phase(river, '"heron waits" otters river', df["heron"] + df["otter"], monkeypatch)
+    ranked, _ = two_phase(river, '"heron waits" otters river', df["heron"] + df["otter"], monkeypatch)
     assert {pid for pid, _, _ in ranked} == chosen
-    ranked, exact = two_phase(river, '"old mill" river otters', 1, monkeypatch)
+    ranked, _ = two_phase(river, '"old mill" river otters', 1, monkeypatch)
     assert {pid for pid, _, _ in ranked} == passages_with(river, '"old mill"')  # over the limit alone

@@ -257,15 +257,14 @@ class Searcher:
         bound = sum(min((df.get(t.stem, 0) for t in T.query_terms(p)), default=0) for p in phrases)
         if bound + sum(df.get(t.stem, 0) for t in words) <= LEXICAL_SCAN_PASSAGES:
             return self.store.bm25(match, CANDIDATES)
-        n = max(1, self.store.passage_count())
         budget = LEXICAL_SCAN_PASSAGES - bound
         chosen, operator = [], "OR"
         if words and budget > 0:
-            chosen, operator = _candidate_words(sorted(words, key=lambda t: df.get(t.stem, 0)), df, n, budget)
+            ordered = sorted(words, key=lambda t: df.get(t.stem, 0))
+            chosen, operator = _candidate_words(ordered, df, max(1, self.store.passage_count()), budget)
         if phrases and operator == "AND":
             chosen, operator = [], "OR"  # the phrases alone choose: requiring them and the words too is too strict
-        parts = [T.fts_phrase(p) for p in phrases] + [f'"{t.word}"' for t in chosen]
-        rows = self.store.bm25(f" {operator} ".join(parts), LEXICAL_FIRST_PHASE)
+        rows = self.store.bm25(T.fts_expression(phrases, chosen, operator), LEXICAL_FIRST_PHASE)
         common = frozenset(t.stem for t in words) - {t.stem for t in chosen}
         if not rows or not common:
             return rows

@@ -92,27 +92,32 @@ def query_terms(text: str) -> list[Term]:
 def split_phrases(text: str) -> tuple[list[str], str]:
     """A query's quoted phrases (as typed, two words or more) and the rest of it; a quoted single word is an
     ordinary word of the rest."""
-    phrases = []
-    for quoted in _PHRASE.findall(text):
+    phrases: list[str] = []
+
+    def take(match: re.Match) -> str:
+        quoted = match.group(1)
         if len(words(quoted)) > 1:
             phrases.append(quoted)
-    rest = _PHRASE.sub(lambda m: " " if len(words(m.group(1))) > 1 else f" {m.group(1)} ", text)
+            return " "
+        return f" {quoted} "
+
+    rest = _PHRASE.sub(take, text)
     return phrases, rest
 
 
 def fts_query(text: str) -> str | None:
-    """An FTS5 MATCH expression: quoted phrases stay phrases, other content words are OR-ed (BM25 ranks them).
+    """An FTS5 MATCH expression: quoted phrases stay phrases, other content words are OR-ed (BM25 ranks them)."""
+    phrases, rest = split_phrases(text)
+    return fts_expression(phrases, query_terms(rest))
+
+
+def fts_expression(phrases: Sequence[str], terms: Sequence[Term], operator: str = "OR") -> str | None:
+    """``phrases`` as FTS5 phrases and ``terms`` as words, joined by ``operator``; None when there are none.
 
     Every word is quoted, so nothing a user types can be read as FTS5 syntax.
     """
-    phrases, rest = split_phrases(text)
-    parts = [fts_phrase(p) for p in phrases] + [f'"{t.word}"' for t in query_terms(rest)]
-    return " OR ".join(parts) if parts else None
-
-
-def fts_phrase(phrase: str) -> str:
-    """One quoted phrase as an FTS5 phrase expression."""
-    return '"' + " ".join(w for w, _, _ in words(phrase)) + '"'
+    parts = ['"' + " ".join(w for w, _, _ in words(p)) + '"' for p in phrases] + [f'"{t.word}"' for t in terms]
+    return f" {operator} ".join(parts) if parts else None
 
 
 def _prefix(stem_: str) -> str:
