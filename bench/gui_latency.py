@@ -11,7 +11,7 @@ present, else generated text), then drives the real window offscreen:
 - window usable: a fresh process launched with ``--startup-probe`` prints when its first event-loop turn after
   ``show()`` ran; the wall time from spawning it to that line, median of 3.
 
-Usage: python bench/gui_latency.py [--sentences 100000] [--keep /tmp/quire-gui-bench] [--out bench/results/gui_latency.json]
+Usage: python bench/gui_latency.py [--sentences 100000] [--keep DIR] [--out bench/results/gui_latency.json]
 """
 
 from __future__ import annotations
