@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from engine import Index, IndexConfig
 from engine.errors import QueryError
 from engine.search.searcher import MAX_QUERY_CHARS
+from engine.store.vectors import VectorIndex
 
 RIGEL = "Rigel is a blue supergiant star in the constellation of Orion."
 
@@ -73,6 +75,18 @@ def test_search_without_explanations_ranks_the_same(idx: Index, mode: str) -> No
     assert [(r.path, r.score, r.sentence, r.start, r.end) for r in bare.results] == [
         (r.path, r.score, r.sentence, r.start, r.end) for r in full.results]
     assert all(r.facets == () and r.explanation.facets is None and not r.context_before for r in bare.results)
+
+
+def test_cosines_of_sentences_not_in_the_graph_come_from_the_database(idx: Index, monkeypatch) -> None:
+    """Cosines are read from the graph's memory; sentences it does not hold yet (a batch still being inserted) are
+    read from the database, with the same values up to its half precision."""
+    query = "whales hunting fish with sound"
+    from_graph = idx.search(query, k=5, include_weak=True, explain=False).results
+    monkeypatch.setattr(VectorIndex, "vectors", lambda self, ids: (np.zeros(0, np.int64), np.zeros((0, self.dim), np.float32)))
+    from_database = idx.search(query, k=5, include_weak=True, explain=False).results
+    assert [r.similarity for r in from_graph] and all(r.similarity is not None for r in from_graph)
+    assert [r.path for r in from_database] == [r.path for r in from_graph]
+    assert [r.similarity for r in from_database] == pytest.approx([r.similarity for r in from_graph], abs=2e-3)
 
 
 @pytest.fixture

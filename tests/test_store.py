@@ -130,6 +130,20 @@ def test_search_returns_cosine_similarity_best_first(store):
     assert ids[7] not in index.search(v[7], 3)[0]
 
 
+def test_graph_vectors_leave_out_deleted_and_unknown_ids(store):
+    rng = np.random.default_rng(6)
+    v = _unit(rng, 5)
+    _, ids = store.write_documents([_doc("/a", [f"s{i}" for i in range(5)])], v, "m")
+    index = VectorIndex(store.folder, "m", "fp", 8)
+    index.open(store)
+    got, rows = index.vectors(ids.tolist())
+    assert got.tolist() == ids.tolist() and np.allclose(rows, v, atol=1e-3)  # rebuilt from half precision
+    index.remove([int(ids[1])])
+    got, rows = index.vectors([int(ids[3]), int(ids[1]), 10**9])
+    assert got.tolist() == [int(ids[3])] and rows.shape == (1, 8) and np.allclose(rows[0], v[3], atol=1e-3)
+    assert index.vectors([10**9])[0].size == 0 and index.vectors([])[1].shape == (0, 8)
+
+
 def test_search_answers_when_the_deleted_count_runs_behind_the_graph(store):
     """After a crash the graph can hold deletions its sidecar did not count; hnswlib then finds fewer live elements
     than asked for and raises. The query must still answer with what there is."""

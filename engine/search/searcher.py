@@ -375,9 +375,17 @@ class Searcher:
         )
 
     def _cosines(self, query_vectors: np.ndarray | None, sentence_ids: list[int]) -> dict[int, float]:
-        if query_vectors is None or self.embedder is None:
+        if query_vectors is None or self.embedder is None or not sentence_ids:
             return {}
-        ids, vectors = self.store.vectors(self.embedder.name, sentence_ids)
+        # from the graph's memory; the database has those not in it yet (being indexed)
+        ids, vectors = np.zeros(0, np.int64), np.zeros((0, self.embedder.dim), np.float32)
+        if self.vectors is not None:
+            ids, vectors = self.vectors.vectors(sentence_ids)
+        missing = np.setdiff1d(np.asarray(sentence_ids, dtype=np.int64), ids)
+        if missing.size:
+            more_ids, more = self.store.vectors(self.embedder.name, missing.tolist())
+            if more_ids.size:
+                ids, vectors = np.concatenate([ids, more_ids]), np.concatenate([vectors, more])
         if ids.size == 0:
             return {}
         # float16 storage can put an exact match a hair above 1; a cosine shown to people must not exceed it
