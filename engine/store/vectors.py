@@ -18,6 +18,7 @@ import hnswlib
 import numpy as np
 
 from engine.store.database import Store
+from engine.store.hugepages import advise_large_mappings
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +90,7 @@ class VectorIndex:
             log.warning("vector index %s unreadable (%s); rebuilding", self.path.name, e)
             return False
         index.set_ef(HNSW_EF_SEARCH)
+        advise_large_mappings()  # for what the graph grows into; khugepaged may merge the loaded pages later
         self._index = index
         self._deleted = int(info.get("deleted", 0))
         return True
@@ -97,6 +99,7 @@ class VectorIndex:
         index = hnswlib.Index(space="ip", dim=self.dim)
         index.init_index(max_elements=max(1024, capacity), M=HNSW_M, ef_construction=HNSW_EF_CONSTRUCTION, random_seed=42)
         index.set_ef(HNSW_EF_SEARCH)
+        advise_large_mappings()  # inserting is bound by memory latency (engine.store.hugepages)
         return index
 
     def _rebuild(self, store: Store) -> None:
@@ -170,6 +173,7 @@ class VectorIndex:
                 needed = self._index.element_count + chunk_ids.size
                 if needed > self._index.get_max_elements():
                     self._index.resize_index(max(needed, int(self._index.get_max_elements() * 1.5)))
+                    advise_large_mappings()
                 self._index.add_items(np.ascontiguousarray(vectors[start : start + ADD_CHUNK], dtype=np.float32),
                                       chunk_ids, num_threads=ADD_THREADS)
 
