@@ -28,6 +28,15 @@ def _unit(rng, n, dim=8):
     return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
+def _graph(store, n, seed):
+    """A graph opened on ``n`` random unit vectors written to ``store``: (graph, sentence ids, vectors)."""
+    v = _unit(np.random.default_rng(seed), n)
+    _, ids = store.write_documents([_doc("/a", [f"s{i}" for i in range(n)])], v, "m")
+    index = VectorIndex(store.folder, "m", "fp", 8)
+    index.open(store)
+    return index, ids, v
+
+
 @pytest.fixture
 def store(tmp_path):
     s = Store(tmp_path / "idx")
@@ -118,11 +127,7 @@ def test_corrupt_graph_file_is_rebuilt(store):
 
 
 def test_search_returns_cosine_similarity_best_first(store):
-    rng = np.random.default_rng(4)
-    v = _unit(rng, 50)
-    _, ids = store.write_documents([_doc("/a", [f"s{i}" for i in range(50)])], v, "m")
-    index = VectorIndex(store.folder, "m", "fp", 8)
-    index.open(store)
+    index, ids, v = _graph(store, 50, seed=4)
     got, sims = index.search(v[7], 3)
     assert got[0] == ids[7] and sims[0] == pytest.approx(1.0, abs=1e-2)
     assert (np.diff(sims) <= 1e-6).all()
@@ -131,11 +136,7 @@ def test_search_returns_cosine_similarity_best_first(store):
 
 
 def test_graph_vectors_leave_out_deleted_and_unknown_ids(store):
-    rng = np.random.default_rng(6)
-    v = _unit(rng, 5)
-    _, ids = store.write_documents([_doc("/a", [f"s{i}" for i in range(5)])], v, "m")
-    index = VectorIndex(store.folder, "m", "fp", 8)
-    index.open(store)
+    index, ids, v = _graph(store, 5, seed=6)
     got, rows = index.vectors(ids.tolist())
     assert got.tolist() == ids.tolist() and np.allclose(rows, v, atol=1e-3)  # rebuilt from half precision
     index.remove([int(ids[1])])
@@ -147,11 +148,7 @@ def test_graph_vectors_leave_out_deleted_and_unknown_ids(store):
 def test_search_answers_when_the_deleted_count_runs_behind_the_graph(store):
     """After a crash the graph can hold deletions its sidecar did not count; hnswlib then finds fewer live elements
     than asked for and raises. The query must still answer with what there is."""
-    rng = np.random.default_rng(5)
-    v = _unit(rng, 6)
-    _, ids = store.write_documents([_doc("/a", [f"s{i}" for i in range(6)])], v, "m")
-    index = VectorIndex(store.folder, "m", "fp", 8)
-    index.open(store)
+    index, ids, v = _graph(store, 6, seed=5)
     for label in ids[:4]:
         index._index.mark_deleted(int(label))  # behind the count's back, as a crash leaves it
     got, sims = index.search(v[5], 6)
