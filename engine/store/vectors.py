@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import hnswlib
