@@ -58,6 +58,8 @@ class NewDocument:
 SCHEMA_LOCK_SECONDS = 120
 
 
+# Keys per ``IN (...)`` list of a read by key (_in_chunks).
+IN_CHUNK = 500
 # Counts kept between queries (Store._counts) before the cache starts over.
 COUNT_CACHE_ENTRIES = 50_000
 
@@ -308,11 +310,9 @@ class Store:
     def sentence_keys(self, ids: Sequence[int]) -> dict[int, tuple[int, int]]:
         """(document id, hash) of sentences keyed by id: what ranking needs of each of hundreds of semantic hits."""
         out: dict[int, tuple[int, int]] = {}
-        ids = [int(i) for i in ids]
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
+        for chunk, marks in _in_chunks(ids):
             for sid, doc_id, sentence_hash in self.db.execute(
-                f"SELECT id, doc_id, hash FROM sentences WHERE id IN ({','.join('?' * len(chunk))})", chunk
+                f"SELECT id, doc_id, hash FROM sentences WHERE id IN ({marks})", chunk
             ):
                 out[sid] = (doc_id, sentence_hash)
         return out
@@ -326,10 +326,8 @@ class Store:
 
     def _by_id(self, table: str, ids: Sequence[int]) -> dict[int, dict]:
         out: dict[int, dict] = {}
-        ids = [int(i) for i in ids]
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            for row in self._dicts(f"SELECT * FROM {table} WHERE id IN ({','.join('?' * len(chunk))})", chunk):
+        for chunk, marks in _in_chunks(ids):
+            for row in self._dicts(f"SELECT * FROM {table} WHERE id IN ({marks})", chunk):
                 out[row["id"]] = row
         return out
 
@@ -374,11 +372,9 @@ class Store:
             rows = self.db.execute(f"SELECT sentence_id, vector FROM [{table}] ORDER BY sentence_id").fetchall()
         else:
             rows = []
-            ids = [int(i) for i in ids]
-            for start in range(0, len(ids), 500):
-                chunk = ids[start : start + 500]
+            for chunk, marks in _in_chunks(ids):
                 rows += self.db.execute(
-                    f"SELECT sentence_id, vector FROM [{table}] WHERE sentence_id IN ({','.join('?' * len(chunk))})", chunk
+                    f"SELECT sentence_id, vector FROM [{table}] WHERE sentence_id IN ({marks})", chunk
                 ).fetchall()
         return _vector_rows(rows)
 
@@ -425,11 +421,9 @@ class Store:
     def hash_document_counts(self, hashes: Sequence[int]) -> dict[int, int]:
         """How many distinct documents contain each sentence hash (boilerplate detection)."""
         out: dict[int, int] = {}
-        hashes = list({int(h) for h in hashes})
-        for start in range(0, len(hashes), 500):
-            chunk = hashes[start : start + 500]
+        for chunk, marks in _in_chunks({int(h) for h in hashes}):
             for h, n in self.db.execute(
-                f"SELECT hash, count(DISTINCT doc_id) FROM sentences WHERE hash IN ({','.join('?' * len(chunk))}) GROUP BY hash",
+                f"SELECT hash, count(DISTINCT doc_id) FROM sentences WHERE hash IN ({marks}) GROUP BY hash",
                 chunk,
             ):
                 out[h] = n
@@ -444,11 +438,9 @@ class Store:
     def facets(self, ids: Sequence[int]) -> dict[int, tuple[int, bytes, bytes, bytes]]:
         """Stored facet rows (k, centres, scales, mass) keyed by sentence id; sentences without facets left out."""
         out: dict[int, tuple[int, bytes, bytes, bytes]] = {}
-        ids = [int(i) for i in ids]
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
+        for chunk, marks in _in_chunks(ids):
             for sid, *row in self.db.execute(
-                f"SELECT sentence_id, k, centres, scales, mass FROM facets WHERE sentence_id IN ({','.join('?' * len(chunk))})",
+                f"SELECT sentence_id, k, centres, scales, mass FROM facets WHERE sentence_id IN ({marks})",
                 chunk,
             ):
                 out[int(sid)] = tuple(row)
@@ -480,11 +472,9 @@ class Store:
         block = self.db.execute("SELECT block FROM passages_fts_data WHERE id = 1").fetchone()
         rows, tokens = _varints(block[0])[:2] if block else (0, 0)
         lengths: dict[int, int] = {}
-        ids = [int(i) for i in passage_ids]
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
+        for chunk, marks in _in_chunks(passage_ids):
             for pid, size in self.db.execute(
-                f"SELECT id, sz FROM passages_fts_docsize WHERE id IN ({','.join('?' * len(chunk))})", chunk
+                f"SELECT id, sz FROM passages_fts_docsize WHERE id IN ({marks})", chunk
             ):
                 lengths[int(pid)] = _varints(size)[0]
         return rows, tokens / rows if rows else 0.0, lengths
@@ -526,13 +516,11 @@ class Store:
     def sentences_of_passages(self, passage_ids: Sequence[int]) -> dict[int, list[dict]]:
         """Each passage's sentences in order, keyed by passage id (passages without sentences left out)."""
         out: dict[int, list[dict]] = {}
-        ids = sorted({int(i) for i in passage_ids})
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
+        for chunk, marks in _in_chunks(sorted({int(i) for i in passage_ids})):
             # a passage's sentences have consecutive ids in ordinal order: ordering by id lets SQLite walk the
             # passage_id index in order instead of sorting
             for row in self._dicts(
-                f"SELECT * FROM sentences WHERE passage_id IN ({','.join('?' * len(chunk))}) ORDER BY passage_id, id",
+                f"SELECT * FROM sentences WHERE passage_id IN ({marks}) ORDER BY passage_id, id",
                 chunk,
             ):
                 out.setdefault(row["passage_id"], []).append(row)
@@ -542,12 +530,10 @@ class Store:
         """Each passage's text as FTS5 was given it (its sentences joined by spaces), keyed by passage id: what
         counting a passage's words needs, joined in SQLite rather than built into a dict per sentence."""
         out: dict[int, str] = {}
-        ids = sorted({int(i) for i in passage_ids})
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
+        for chunk, marks in _in_chunks(sorted({int(i) for i in passage_ids})):
             out.update(self.db.execute(
                 f"SELECT passage_id, group_concat(text, ' ') FROM sentences "
-                f"WHERE passage_id IN ({','.join('?' * len(chunk))}) GROUP BY passage_id",
+                f"WHERE passage_id IN ({marks}) GROUP BY passage_id",
                 chunk,
             ).fetchall())
         return out
@@ -592,3 +578,12 @@ def _varints(blob: bytes) -> list[int]:
                 break
         out.append(value)
     return out
+
+
+def _in_chunks(values: Iterable[int]) -> Iterator[tuple[list[int], str]]:
+    """``values`` (as ints) in chunks of IN_CHUNK, each with its ``IN (...)`` placeholders: reads of hundreds of
+    rows by key go as a few statements, none with more parameters than SQLite allows."""
+    values = [int(v) for v in values]
+    for start in range(0, len(values), IN_CHUNK):
+        chunk = values[start : start + IN_CHUNK]
+        yield chunk, ",".join("?" * len(chunk))

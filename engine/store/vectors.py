@@ -206,23 +206,20 @@ class VectorIndex:
         graph holds every vector in memory, the very ones its searches score.
         """
         wanted = np.asarray(ids, dtype=np.int64)
-        if self._index is None or wanted.size == 0:
-            return np.zeros(0, np.int64), np.zeros((0, self.dim), np.float32)
-        with self._lock:
-            try:
-                return wanted, self._index.get_items(wanted, return_type="numpy")
-            except RuntimeError:
-                pass  # some are not in the graph: take them one at a time
-            found, rows = [], []
-            for label in wanted.tolist():
+        found, rows = [], []
+        if self._index is not None and wanted.size:
+            with self._lock:
                 try:
-                    rows.append(self._index.get_items([label], return_type="numpy")[0])
-                    found.append(label)
+                    return wanted, self._index.get_items(wanted, return_type="numpy")
                 except RuntimeError:
-                    continue
-        if not found:
-            return np.zeros(0, np.int64), np.zeros((0, self.dim), np.float32)
-        return np.array(found, dtype=np.int64), np.stack(rows)
+                    pass  # some are not in the graph: take them one at a time
+                for label in wanted.tolist():
+                    try:
+                        rows.append(self._index.get_items([label], return_type="numpy")[0])
+                        found.append(label)
+                    except RuntimeError:
+                        continue
+        return np.array(found, dtype=np.int64), np.stack(rows) if rows else np.zeros((0, self.dim), np.float32)
 
     def search(self, query: np.ndarray, k: int, ef: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(sentence ids, cosine similarities) of the ``k`` nearest sentences, best first."""
