@@ -84,6 +84,25 @@ def test_stem_counts_count_what_matches_finds_in_every_script() -> None:
     assert stem_counts(texts, frozenset({stem("relation")}))[1] == {stem("relation"): 4}
 
 
+def test_stem_counts_are_the_term_counts_fts5_stores() -> None:
+    """Two-phase BM25 adds term frequencies counted here to FTS5's scores, so they must be FTS5's own, also where
+    text is unusual: combining marks typed separately (FTS5 keeps them in the word and folds them away), a NUL inside
+    a text (a separator), words in scripts other than the query's."""
+    texts = ["nai\u0308ve relation\x00relation", "Relation", "x\x00", "NAÏVE caf\u00e9 re\u0301lation", "\x00",
+             TEXT, "Ωmega relation—relations", ""]
+    stems = frozenset(stem(w) for w in ("naive", "relation", "cafe", "happiness", "uber", "3d"))
+    db = sqlite3.connect(":memory:")
+    db.execute(f"CREATE VIRTUAL TABLE f USING fts5(t, tokenize='{FTS_TOKENIZER}')")
+    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(f, 'instance')")
+    db.executemany("INSERT INTO f(rowid, t) VALUES (?, ?)", enumerate(texts))
+    stored = [{} for _ in texts]
+    for term, row in db.execute("SELECT term, doc FROM v"):
+        if term in stems:
+            stored[row][term] = stored[row].get(term, 0) + 1
+    assert stored[0] == {stem("naive"): 1, stem("relation"): 2}
+    assert stem_counts(texts, stems) == stored
+
+
 def test_quoted_phrases_are_split_from_the_words_and_a_quoted_word_is_a_word() -> None:
     phrases, rest = split_phrases('old "red barn" by the "river" and "  "')
     assert phrases == ["red barn"]

@@ -25,10 +25,22 @@ _STEMMERS = threading.local()
 # ASCII bytes that :data:`_WORD` matches.
 _ASCII_WORD = np.zeros(256, dtype=bool)
 _ASCII_WORD[[ord(c) for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"]] = True
-# Where a text's non-ASCII letters and digits stand when :func:`stem_counts` scans it as ASCII.
-_STAND_IN = "\x01"
-_ASCII_WORD[ord(_STAND_IN)] = True
-_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+# Where a text's non-ASCII letters and digits stand when :func:`stem_counts` scans it as ASCII bytes.
+_STAND_IN = 0x01
+_ASCII_WORD[_STAND_IN] = True
+# Ends each text :func:`_ascii_bytes` joins: ASCII, so folding keeps it, and not a word character.
+_JOIN = "\x00"
+_SEPARATOR = ord(_JOIN)
+# What :func:`_ascii_bytes` turns each code point into (a byte, or -1: dropped; :func:`_fold_point`), filled in as
+# characters are met.
+_UNSEEN = -2
+_FOLDED = np.full(0x110000, _UNSEEN, dtype=np.int16)
+_FOLDED[:0x80] = np.arange(0x80)
+# ASCII bytes lowercased, by table.
+_LOWERCASE = np.arange(0x80, dtype=np.uint8)
+_LOWERCASE[ord("A") : ord("Z") + 1] += ord("a") - ord("A")
+# Bytes of a word's start that :func:`_starting_with` packs into one integer.
+_KEY_BYTES = 8
 # FTS5's porter tokenizer leaves tokens shorter or longer than this (in UTF-8 bytes) unstemmed (fts5_tokenize.c)
 _PORTER_MIN_BYTES, _PORTER_MAX_BYTES = 3, 64
 
@@ -173,10 +185,9 @@ def stems_found(texts: Sequence[str], stems: frozenset[str]) -> list[set[str]]:
 def stem_counts(texts: Sequence[str], stems: frozenset[str]) -> list[dict[str, int]]:
     """For each text, how often each stem of ``stems`` occurs in it: BM25's term frequencies, counted as FTS5 does.
 
-    The texts are scanned together with numpy, as ASCII: word boundaries come from a byte table, and a word is
-    stemmed only when it starts with the :func:`_prefix` of a stem, as in :func:`matches`. Texts with other
-    characters are folded to ASCII first (:func:`_ascii_form`) when every stem is ASCII; otherwise they go through
-    :func:`matches`.
+    The texts are scanned together with numpy, as ASCII bytes (:func:`_ascii_bytes`): word boundaries come from a
+    byte table, and a word is stemmed only when it starts with the :func:`_prefix` of a stem, as in
+    :func:`matches`. When a stem is not ASCII, texts that are not go through :func:`matches` instead.
     """
     out: list[dict[str, int]] = [{} for _ in texts]
     prefixes = sorted({_prefix(s).encode() for s in stems if s})
@@ -184,30 +195,24 @@ def stem_counts(texts: Sequence[str], stems: frozenset[str]) -> list[dict[str, i
         return out
     foldable = all(s.isascii() for s in stems)
     plain: list[int] = []
-    scanned: list[str] = []
     for i, text in enumerate(texts):
-        if text.isascii() or foldable:
+        if foldable or text.isascii():
             plain.append(i)
-            scanned.append(text if text.isascii() else _ascii_form(text))
-        else:
-            for _, _, found in matches(text, stems):
-                out[i][found] = out[i].get(found, 0) + 1
+            continue
+        for _, _, found in matches(text, stems):
+            out[i][found] = out[i].get(found, 0) + 1
     if not plain:
         return out
-    lowered = "\n".join(scanned).lower()
-    data = np.frombuffer(lowered.encode("ascii"), dtype=np.uint8)
+    data = _ascii_bytes([texts[i] for i in plain])
     word = np.concatenate(([False], _ASCII_WORD[data], [False]))
-    edges = np.diff(word.view(np.int8))
-    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
-    candidate = np.zeros(starts.size, dtype=bool)
-    for prefix in prefixes:
-        fits = (ends - starts) >= len(prefix)
-        for j, byte in enumerate(prefix):
-            fits &= data[np.minimum(starts + j, data.size - 1)] == byte
-        candidate |= fits
-    text_starts = np.cumsum([0] + [len(t) + 1 for t in scanned[:-1]])
-    owners = np.searchsorted(text_starts, starts[candidate], side="right") - 1
-    for start, end, owner in zip(starts[candidate].tolist(), ends[candidate].tolist(), owners.tolist()):
+    # words are the runs of word bytes: their edges alternate start, end
+    edges = np.flatnonzero(word[1:] != word[:-1])
+    starts, ends = edges[0::2], edges[1::2]
+    candidate = _starting_with(data, starts, ends - starts, prefixes)
+    starts, ends = starts[candidate], ends[candidate]
+    owners = np.searchsorted(np.flatnonzero(data == _SEPARATOR), starts)
+    lowered = data.tobytes().decode("ascii")
+    for start, end, owner in zip(starts.tolist(), ends.tolist(), owners.tolist()):
         found = stem(lowered[start:end])
         if found in stems:
             counts = out[plain[owner]]
@@ -215,15 +220,68 @@ def stem_counts(texts: Sequence[str], stems: frozenset[str]) -> list[dict[str, i
     return out
 
 
-def _ascii_form(text: str) -> str:
-    """``text`` with its diacritics removed as ``remove_diacritics 2`` removes them, its other non-ASCII letters and
-    digits replaced by a stand-in word byte, and other non-ASCII characters by spaces: words split where FTS5 splits
-    them, and a word with a non-ASCII letter, which can never stem to an ASCII stem, still never does."""
-    return _NON_ASCII.sub(_ascii_stand_in, unicodedata.normalize("NFD", text))
+def _starting_with(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray, prefixes: list[bytes]) -> np.ndarray:
+    """Which words (``starts``, ``lengths`` into ``data``) start with one of ``prefixes``.
+
+    Words whose first byte begins no prefix are dropped first (one gather); the others' first eight bytes are read
+    as a big-endian integer, so a prefix test is one shift and compare rather than a gather per letter. A prefix
+    longer than eight bytes is tested on its first eight (the caller stems every candidate, which settles it).
+    """
+    out = np.zeros(starts.size, dtype=bool)
+    near = np.flatnonzero(np.isin(data[starts], np.frombuffer(b"".join(p[:1] for p in prefixes), np.uint8)))
+    padded = np.concatenate([data, np.zeros(_KEY_BYTES, np.uint8)])
+    keys = np.ascontiguousarray(padded[starts[near, None] + np.arange(_KEY_BYTES)]).view(">u8").ravel()
+    for prefix in prefixes:
+        head = prefix[:_KEY_BYTES]
+        shift = np.uint64(8 * (_KEY_BYTES - len(head)))
+        # bytes past the word's end (a separator, the next word) are shifted out: only its first len(head) stay
+        hit = (lengths[near] >= len(prefix)) & ((keys >> shift) == np.uint64(int.from_bytes(head, "big")))
+        out[near[hit]] = True
+    return out
 
 
-def _ascii_stand_in(match: re.Match) -> str:
-    char = match.group()
-    if unicodedata.combining(char):
-        return ""
-    return _STAND_IN if char.isalnum() else " "
+def _ascii_bytes(texts: list[str]) -> np.ndarray:
+    """``texts`` lowercased as ASCII bytes, each ended by :data:`_SEPARATOR`: diacritics removed as ``remove_diacritics
+    2`` removes them (canonical decomposition, combining marks dropped), other non-ASCII letters and digits replaced
+    by a stand-in word byte, and other non-ASCII characters by spaces. Words split where FTS5 splits them, and a word
+    with a non-ASCII letter, which can never stem to an ASCII stem, still never does.
+
+    Done on code points with numpy, character by character rather than by normalising whole texts: each
+    non-ASCII character is looked at in Python once (:data:`_FOLDED`).
+    """
+    joined = _JOIN.join(texts) + _JOIN
+    if joined.count(_JOIN) != len(texts):  # a text holds the separator: as a non-word character it is a space
+        joined = _JOIN.join(t.replace(_JOIN, " ") for t in texts) + _JOIN
+    if joined.isascii():
+        return np.frombuffer(joined.lower().encode("ascii"), dtype=np.uint8)
+    points = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    wide = np.flatnonzero(points >= 0x80)
+    folded = _folded(points[wide])
+    mapped = points.astype(np.int16)
+    mapped[wide] = folded
+    if (folded < 0).any():
+        mapped = mapped[mapped >= 0]
+    return _LOWERCASE[mapped]
+
+
+def _folded(points: np.ndarray) -> np.ndarray:
+    """:data:`_FOLDED` of non-ASCII code points, filling in the entries of characters not met before."""
+    mapped = _FOLDED[points]
+    unknown = mapped == _UNSEEN
+    if unknown.any():
+        for point in np.unique(points[unknown]).tolist():
+            _FOLDED[point] = _fold_point(chr(point))
+        mapped = _FOLDED[points]
+    return mapped
+
+
+def _fold_point(char: str) -> int:
+    """The byte a non-ASCII character scans as (-1: dropped): its canonical decomposition without combining marks,
+    as ``remove_diacritics 2`` folds it ("é" is "e"), else a stand-in for a letter or digit and a space for the rest.
+    A decomposed text's combining marks are dropped the same way."""
+    kept = [c for c in unicodedata.normalize("NFD", char) if not unicodedata.combining(c)]
+    if not kept:
+        return -1
+    if len(kept) == 1 and kept[0].isascii():
+        return ord(kept[0])
+    return _STAND_IN if any(c.isalnum() for c in kept) else ord(" ")
