@@ -89,6 +89,24 @@ def test_cosines_of_sentences_not_in_the_graph_come_from_the_database(idx: Index
     assert [r.similarity for r in from_database] == pytest.approx([r.similarity for r in from_graph], abs=2e-3)
 
 
+def test_cosines_are_read_only_for_the_sentences_a_result_may_be_shown_by(idx: Index, monkeypatch) -> None:
+    from engine.search import searcher as searcher_module
+
+    asked: list[list[int]] = []
+    read = VectorIndex.vectors
+    monkeypatch.setattr(VectorIndex, "vectors", lambda self, ids: asked.append(list(ids)) or read(self, ids))
+
+    def shown() -> list[tuple]:
+        results = idx.search("whales hunting fish with sound", k=5, include_weak=True, explain=False).results
+        return [(r.path, r.sentence, r.similarity, r.score) for r in results]
+
+    lean = shown()
+    monkeypatch.setattr(searcher_module, "_contenders", lambda doc, candidates, mass, mode: [
+        c["id"] for c in candidates] + ([doc.sem_row["id"]] if doc.sem_row else []))
+    assert shown() == lean
+    assert len(lean) == 5 and len(asked[0]) < len(asked[1])
+
+
 @pytest.fixture
 def river(tmp_path: Path):
     """30 files (one passage each): "river" in all, "old mill" in half, "otters" in a third, "heron waits" in a tenth."""
@@ -152,3 +170,4 @@ def test_a_quoted_phrase_always_chooses_and_is_scored_by_fts5(river: Index, monk
     assert {pid for pid, _, _ in ranked} == chosen
     ranked, _ = two_phase(river, '"old mill" river otters', 1, monkeypatch)
     assert {pid for pid, _, _ in ranked} == passages_with(river, '"old mill"')  # over the limit alone
+
