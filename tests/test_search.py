@@ -171,3 +171,18 @@ def test_a_quoted_phrase_always_chooses_and_is_scored_by_fts5(river: Index, monk
     ranked, _ = two_phase(river, '"old mill" river otters', 1, monkeypatch)
     assert {pid for pid, _, _ in ranked} == passages_with(river, '"old mill"')  # over the limit alone
 
+
+def test_splitting_the_bm25_scan_over_cores_ranks_the_same(river: Index, monkeypatch) -> None:
+    from engine.search import searcher as searcher_module
+    from engine.store import database
+
+    def ranking() -> list[tuple[str, float]]:
+        return [(r.path, r.score) for r in river.search("heron river otters mill", k=30, mode="lexical",
+                                                       include_weak=True, explain=False).results]
+
+    alone = ranking()
+    monkeypatch.setattr(database, "SCAN_PARTS", 3)
+    monkeypatch.setattr(searcher_module, "SCAN_PARTS", 3)
+    monkeypatch.setattr(searcher_module, "LEXICAL_SPLIT_PASSAGES", 0)
+    assert len(alone) == 30 and ranking() == alone
+    assert len(river.store._opened_readers) == 2  # the scan was split

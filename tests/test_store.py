@@ -227,3 +227,21 @@ def test_boilerplate_counts_come_from_a_covering_index(store):
         "EXPLAIN QUERY PLAN SELECT hash, count(DISTINCT doc_id) FROM sentences WHERE hash IN (?) GROUP BY hash", [footer]
     ))
     assert "COVERING INDEX idx_sentences_hash_doc_id" in plan
+
+
+@pytest.mark.parametrize("parts", [2, 3, 7, 40])
+def test_a_split_bm25_scan_finds_the_same_passages_with_the_same_scores(store, monkeypatch, parts) -> None:
+    """Each part's bm25() takes IDF and mean length from the whole table, so splitting only spreads the work: the
+    same rows, merged best first (more parts than passages, or parts without a match, change nothing)."""
+    from engine.store import database
+
+    monkeypatch.setattr(database, "SCAN_PARTS", 8)
+    rng = np.random.default_rng(3)
+    words = "river mill otter heron bridge weir wheel bank reed pike eel swan".split()
+    docs = [_doc(f"/d{i}", [" ".join(rng.choice(words, size=3 + i % 6)) + f" x{i}"]) for i in range(30)]
+    store.write_documents(docs, _unit(rng, 30), "m")
+    for match in ('"river" OR "heron"', '"otter"', '"x3"', '"nowhere"', '"pike" AND "eel"'):
+        whole = sorted(store.bm25(match, 1000), key=lambda r: (-r[2], r[0]))
+        assert store.bm25(match, 1000, parts=parts) == whole
+        assert [r[2] for r in store.bm25(match, 5, parts=parts)] == [r[2] for r in whole[:5]]
+    assert len(store._opened_readers) == min(parts, 8) - 1
