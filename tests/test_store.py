@@ -237,7 +237,7 @@ def test_a_split_bm25_scan_finds_the_same_passages_with_the_same_scores(store, m
 
     monkeypatch.setattr(database, "SCAN_PARTS", 8)
     rng = np.random.default_rng(3)
-    words = "river mill otter heron bridge weir wheel bank reed pike eel swan".split()
+    words = ["river", "mill", "otter", "heron", "bridge", "weir", "wheel", "bank", "reed", "pike", "eel", "swan"]
     docs = [_doc(f"/d{i}", [" ".join(rng.choice(words, size=3 + i % 6)) + f" x{i}"]) for i in range(30)]
     store.write_documents(docs, _unit(rng, 30), "m")
     for match in ('"river" OR "heron"', '"otter"', '"x3"', '"nowhere"', '"pike" AND "eel"'):
