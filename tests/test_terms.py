@@ -60,7 +60,7 @@ def test_words_and_stems_are_the_tokens_fts5_stores() -> None:
     """The index's tokenizer decides what a passage contains; terms.py must agree with it, or two-phase BM25
     (engine.search.searcher) counts other words than FTS5 did. Underscores split words; words under three letters
     are not stemmed ("s" of "it's" stays "s")."""
-    text = TEXT + " it's users's ab abc cats running generalization ﬁnancial Résumé résumés x_y_z 2024 3.5"
+    text = TEXT + " it's users's ab abc cats running generalization ﬁnancial Résumé résumés x_y_z 2024 3.5 nai\u0308ve Re\u0301sume\u0301s"
     db = sqlite3.connect(":memory:")
     db.execute(f"CREATE VIRTUAL TABLE f USING fts5(t, tokenize='{FTS_TOKENIZER}')")
     db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(f, 'row')")
@@ -82,6 +82,13 @@ def test_stem_counts_count_what_matches_finds_in_every_script() -> None:
                 counts[found] = counts.get(found, 0) + 1
         assert stem_counts(texts, stems) == expected
     assert stem_counts(texts, frozenset({stem("relation")}))[1] == {stem("relation"): 4}
+
+
+def test_separately_typed_diacritics_stay_in_the_word_they_mark() -> None:
+    text = "A nai\u0308ve re\u0301sume\u0301, naive."
+    assert [w for w, _, _ in words(text)] == ["A", "nai\u0308ve", "re\u0301sume\u0301", "naive"]
+    assert matches(text, {stem("naive"), stem("resume")}) == reference(text, {stem("naive"), stem("resume")})
+    assert [text[a:b] for a, b, _ in matches(text, {stem("naive")})] == ["nai\u0308ve", "naive"]
 
 
 def test_stem_counts_are_the_term_counts_fts5_stores() -> None:

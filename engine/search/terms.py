@@ -17,8 +17,15 @@ from functools import lru_cache
 import numpy as np
 import Stemmer
 
-# unicode61 splits at everything but letters and digits, the underscore included
-_WORD = re.compile(r"[^\W_]+")
+# unicode61 splits at everything but letters and digits, the underscore included, and keeps combining marks in the
+# word (remove_diacritics then drops them: a separately typed "nai\u0308ve" is "naive"); these are the blocks of
+# combining diacritics, which Python's \w leaves out
+_MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
+_LETTER = rf"(?:[^\W_]|[{_MARKS}])"
+_MARK = re.compile(f"[{_MARKS}]")
+# words of text with combining marks, and (twice as fast) of text without
+_WORD = re.compile(rf"(?:[^\W_]+|[{_MARKS}]+)+")
+_PLAIN_WORD = re.compile(r"[^\W_]+")
 _PHRASE = re.compile(r'"([^"]+)"')
 # PyStemmer's objects are not thread-safe (the app searches on worker threads while the indexer runs): one per thread.
 _STEMMERS = threading.local()
@@ -88,7 +95,8 @@ def stem(word: str) -> str:
 
 def words(text: str) -> list[tuple[str, int, int]]:
     """(word, start, end) for every word of ``text``."""
-    return [(m.group(), m.start(), m.end()) for m in _WORD.finditer(text)]
+    pattern = _PLAIN_WORD if text.isascii() or not _MARK.search(text) else _WORD
+    return [(m.group(), m.start(), m.end()) for m in pattern.finditer(text)]
 
 
 def query_terms(text: str) -> list[Term]:
@@ -151,11 +159,13 @@ def _candidates(stems: frozenset[str], ascii_text: bool) -> re.Pattern | None:
     prefixes = {_prefix(s) for s in stems if s}
     if not prefixes:
         return None
-    alternatives = [f"(?:{'|'.join(map(re.escape, sorted(prefixes, key=len, reverse=True)))})[^\\W_]*"]
+    letter = r"[^\W_]" if ascii_text else _LETTER
+    alternatives = [f"(?:{'|'.join(map(re.escape, sorted(prefixes, key=len, reverse=True)))}){letter}*"]
+    start = r"(?<![^\W_])"  # a word starts where no letter or digit precedes (``\b`` would count the underscore)
     if not ascii_text:
-        alternatives.append(r"[^\W_]*[^\W\x00-\x7f][^\W_]*")
-    # a word starts where no letter or digit precedes (``\b`` would also count the underscore as one)
-    return re.compile(r"(?<![^\W_])(?:" + "|".join(alternatives) + ")", 0 if ascii_text else re.IGNORECASE)
+        alternatives.append(rf"{letter}*(?:[^\W\x00-\x7f]|[{_MARKS}]){letter}*")
+        start += rf"(?<![{_MARKS}])"  # nor a combining mark
+    return re.compile(start + "(?:" + "|".join(alternatives) + ")", 0 if ascii_text else re.IGNORECASE)
 
 
 def matches(text: str, stems: set[str] | frozenset[str]) -> list[tuple[int, int, str]]:
