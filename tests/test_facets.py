@@ -10,9 +10,16 @@ import pytest
 from engine import embed
 from engine.facets.explain import Explainer
 from engine.facets.extract import (
-    FacetSet, context_words, document_facets, facet_batches, pack, text_facets, unpack,
+    FacetSet,
+    context_words,
+    document_facets,
+    facet_batches,
+    pack,
+    text_facets,
+    unpack,
 )
 from engine.facets.service import load_space
+from engine.facets.space import FacetSpace
 from engine.index import Index, IndexConfig
 from engine.store import schema
 from engine.store.database import VECTOR_DTYPE, Store
@@ -160,12 +167,27 @@ def test_indexing_tokenises_once_yet_stores_what_separate_passes_give(corpus, in
     assert batch.packed() == [pack(f) for f in batch.sets()] == [pack(f) for f in alone]
 
 
+def test_centres_labelled_before_are_not_searched_again(monkeypatch):
+    space = FacetSpace(SPACE.embedder)
+    centres = np.concatenate([f.centres for f in text_facets(SPACE, [HOSPITAL, "The river flooded the valley."])])
+    first = space.labels(centres)
+    searched: list[int] = []
+    search = space._nearest_labels
+    monkeypatch.setattr(space, "_nearest_labels", lambda rows, top: searched.append(len(rows)) or search(rows, top))
+    assert space.labels(centres[::-1]) == first[::-1] and searched == []
+    assert space.labels(centres, top=1) == [words[:1] for words in first] and searched == [len(centres)]
+    monkeypatch.setattr("engine.facets.space.LABEL_CACHE_ROWS", 2)
+    space.labels(centres[:3] + 1.0)
+    assert len(space._labelled) == 2
+
+
 def test_labelling_many_centres_at_once_equals_one_at_a_time():
     """Explanations label the query's and all results' centres in one product; batching must not change a label."""
     texts = [HOSPITAL, "The river flooded the valley after heavy rain.", "Investors sold shares as rates rose."]
     centres = np.concatenate([f.centres for f in text_facets(SPACE, texts)])
-    together = SPACE.labels(centres)
-    alone = [SPACE.labels(row[None, :])[0] for row in centres]
+    together = FacetSpace(SPACE.embedder).labels(centres)
+    fresh = FacetSpace(SPACE.embedder)  # nothing labelled before: each row is computed on its own
+    alone = [fresh.labels(row[None, :])[0] for row in centres]
     assert len(together) == centres.shape[0] > len(texts)
     for batch, single in zip(together, alone):
         assert [w for w, _ in batch] == [w for w, _ in single]
