@@ -183,6 +183,7 @@ class Index:
         except Timeout as e:
             raise QuireError(f"another quire process is writing to {self.folder}; wait for it to finish") from e
         try:
+            self._build_word_index(progress, cancel)
             if method and method != self.method:
                 self.reembed(method, progress=progress, cancel=cancel, _locked=True)
             embedder = self._embedder()
@@ -201,6 +202,19 @@ class Index:
             )
         finally:
             self._lock.release()
+
+    def _build_word_index(self, progress: ProgressCallback | None, cancel: threading.Event | None) -> None:
+        """Index the words of passages written before the word index existed (an index from an older quire); until
+        then lexical search runs on FTS5 alone, slower on large indexes."""
+        if self.store.word_index_ready():
+            return
+
+        def report(done: int, total: int) -> None:
+            if progress:
+                progress(Progress("preparing", done, total, 0, current="indexing the words of earlier passages"))
+
+        log.info("building the word index of %s", self.folder)
+        self.store.build_word_index(progress=report, cancel=cancel)
 
     def remove(self, paths: Sequence[Path | str]) -> int:
         """Forget files, or everything under folders; returns the number of files removed."""

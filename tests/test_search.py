@@ -6,10 +6,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fts5_check import assert_word_index_matches_fts5
 
 from engine import Index, IndexConfig
 from engine.errors import QueryError
-from engine.search.searcher import MAX_QUERY_CHARS
+from engine.search import terms as T
+from engine.search.searcher import MAX_QUERY_CHARS, Searcher
+from engine.store import postings
 from engine.store.vectors import VectorIndex
 
 RIGEL = "Rigel is a blue supergiant star in the constellation of Orion."
@@ -123,53 +126,35 @@ def river(tmp_path: Path):
         yield index
 
 
-def two_phase(index: Index, query: str, limit: int, monkeypatch) -> tuple[list[tuple[int, int, float]], dict]:
-    """The searcher's BM25 ranking of ``query`` with LEXICAL_SCAN_PASSAGES at ``limit``, and FTS5's exact scores."""
-    from engine.search import searcher as searcher_module
-    from engine.search import terms
-
-    match = terms.fts_query(query)
-    phrases, rest = terms.split_phrases(query)
-    words = terms.query_terms(rest)
-    stems = [t.stem for t in words] + [t.stem for p in phrases for t in terms.query_terms(p)]
-    df = index.store.term_document_frequencies(stems)
-    monkeypatch.setattr(searcher_module, "LEXICAL_SCAN_PASSAGES", limit)
-    ranked = searcher_module.Searcher(index.store, None, None, None)._bm25(match, phrases, words, df)
-    exact = {pid: score for pid, _, score in index.store.bm25(match, 1000)}
-    for pid, _, score in ranked:
-        assert score == pytest.approx(exact[pid], rel=1e-6)  # the other words' BM25 terms added exactly
-    assert [s for _, _, s in ranked] == sorted((s for _, _, s in ranked), reverse=True)
-    return ranked, exact
+def test_words_are_ranked_from_the_word_index_as_fts5_ranks_them(river: Index) -> None:
+    for query in ("heron river otters", "river mill otters", "weir", "wheel turns bridge"):
+        assert_word_index_matches_fts5(river.store, query)
+        match = T.fts_query(query)
+        ranked = Searcher(river.store, None, None, None)._bm25([], T.query_terms(query))
+        assert ranked == river.store.word_bm25([t.stem for t in T.query_terms(query)], 200)
+        assert [p for p, _, _ in ranked] == [p for p, _, _ in river.store.bm25(match, 200)]
 
 
-def passages_with(index: Index, match: str) -> set[int]:
-    return {pid for pid, _, _ in index.store.bm25(match, 1000)}
+@pytest.mark.parametrize("query", ['"heron waits" otters river', '"old mill" river otters', '"old mill"',
+                                   '"river flows" "heron waits"'])
+def test_quoted_phrases_are_scored_by_fts5_and_added_to_the_words(river: Index, query: str) -> None:
+    phrases, rest = T.split_phrases(query)
+    ranked = Searcher(river.store, None, None, None)._bm25(phrases, T.query_terms(rest))
+    exact = river.store.bm25(T.fts_query(query), 200)
+    assert [p for p, _, _ in ranked] == [p for p, _, _ in exact]
+    assert [s for _, _, s in ranked] == pytest.approx([s for _, _, s in exact], rel=1e-12)
 
 
-def test_common_words_are_added_to_rare_words_candidates_with_fts5s_own_scores(river: Index, monkeypatch) -> None:
-    with_heron = passages_with(river, '"heron"')
-    ranked, _ = two_phase(river, "heron river otters", 10**6, monkeypatch)
-    assert ranked == river.store.bm25('"heron" OR "river" OR "otters"', 200)  # under the limit: FTS5 alone
-    ranked, exact = two_phase(river, "heron river otters", len(with_heron), monkeypatch)
-    assert 0 < len(with_heron) < len(exact)
-    assert {pid for pid, _, _ in ranked} == with_heron  # the rarest word chose the candidates
+def test_an_index_without_its_word_index_ranks_the_same_by_fts5(river: Index) -> None:
+    def ranking() -> list[tuple[str, float]]:
+        return [(r.path, round(r.score, 9)) for r in river.search('heron river "old mill"', k=30, mode="lexical",
+                                                                 include_weak=True, explain=False).results]
 
-
-def test_when_every_word_is_common_the_rarest_words_together_choose(river: Index, monkeypatch) -> None:
-    both = passages_with(river, '"otters" AND "mill"')
-    ranked, _ = two_phase(river, "river mill otters", 2, monkeypatch)
-    assert 0 < len(both) < len(passages_with(river, '"otters"'))
-    assert {pid for pid, _, _ in ranked} == both
-
-
-def test_a_quoted_phrase_always_chooses_and_is_scored_by_fts5(river: Index, monkeypatch) -> None:
-    chosen = passages_with(river, '"heron waits" OR "otters"')
-    df = river.store.term_document_frequencies(["heron", "otter"])
-    # room for the phrase (in at most its rarest word's passages) and otters, not for river too
-    ranked, _ = two_phase(river, '"heron waits" otters river', df["heron"] + df["otter"], monkeypatch)
-    assert {pid for pid, _, _ in ranked} == chosen
-    ranked, _ = two_phase(river, '"old mill" river otters', 1, monkeypatch)
-    assert {pid for pid, _, _ in ranked} == passages_with(river, '"old mill"')  # over the limit alone
+    built = ranking()
+    with river.store.db.atomic():
+        river.store.set_meta(postings.BACKFILL_META, {"next": 1, "last": 1})
+    assert not river.store.word_index_ready()
+    assert len(built) == 30 and ranking() == built
 
 
 def test_splitting_the_bm25_scan_over_cores_ranks_the_same(river: Index, monkeypatch) -> None:
@@ -177,7 +162,8 @@ def test_splitting_the_bm25_scan_over_cores_ranks_the_same(river: Index, monkeyp
     from engine.store import database
 
     def ranking() -> list[tuple[str, float]]:
-        return [(r.path, r.score) for r in river.search("heron river otters mill", k=30, mode="lexical",
+        # the quoted phrase is what FTS5 scans
+        return [(r.path, r.score) for r in river.search('heron river otters "old mill"', k=30, mode="lexical",
                                                        include_weak=True, explain=False).results]
 
     alone = ranking()

@@ -36,24 +36,11 @@ MAX_QUERY_SENTENCES = 32
 # Candidates fetched from each ranking before fusion: deep enough that a document ranked modestly by both
 # rankings still surfaces, cheap enough for interactive latency.
 CANDIDATES = 200
-# Passages FTS5 may score for one query. bm25() scores every passage that has any query word (2.7 us each on this
-# machine; walking the matches without scoring them costs 0.14 us), so a query with a common word costs time in
-# proportion to the index: 0.6 s at p95 on the 3.09M-sentence corpus. When the query's words are in more passages
-# than this (summing their document frequencies), the rarest words that fit choose the candidates through FTS5
-# (:func:`_candidate_words`: OR-ed, or AND-ed when even the rarest word is in more passages), and the other words'
-# BM25 terms are added to the LEXICAL_FIRST_PHASE best of them here, from FTS5's own statistics (BM25 is a sum over
-# words, so a candidate's score is exactly bm25()'s). A passage without the chosen words is then not a candidate, as
-# in the max-score pruning of search engines but without its guarantee. On that corpus (bench/index_wiki.py's 200
-# queries) the first phase's depth decides how much is lost: of the exact top 10, 0.90 stay at depth 200 and 0.93
-# at 400, and the query's source document is found for 0.86 / 0.875 of queries (0.915 exact), for ~10 ms more.
-LEXICAL_SCAN_PASSAGES = 20_000
-LEXICAL_FIRST_PHASE = 400
-# A scan expected to score more passages than this is split over the cores (Store.bm25's parts): about 5 ms of
-# bm25() on one core, where handing parts to threads costs well under a millisecond.
+# Quoted phrases are scored by FTS5 (the word index keeps no positions), as is every query on an index whose word index
+# is not built yet. FTS5's bm25() costs ~2.5 us per matching passage, so a scan expected to score more passages than
+# this is split over the cores (Store.bm25's parts): about 5 ms of bm25() on one core, where handing parts to threads
+# costs well under a millisecond.
 LEXICAL_SPLIT_PASSAGES = 2_000
-# FTS5's bm25() constants (fts5_aux.c).
-BM25_K1 = 1.2
-BM25_B = 0.75
 # RRF constant and per-ranking weights, chosen on the five retrieval collections with the shipped static model
 # (bench/tune_fusion.py, mean nDCG@10): equal weights gave 44.2, k = 20 with the semantic ranking at half weight
 # 45.8. The grid's best (46.0) sat on its edge (k = 60, weight 0.25); this interior point is within 0.3 of it and
@@ -240,54 +227,41 @@ class Searcher:
     def _lexical(self, query: str, docs: dict[int, _Doc]) -> tuple[dict[str, T.Term], dict[str, int]]:
         """Rank passages by BM25 into ``docs``; returns the query's terms and their document frequencies."""
         phrases, rest = T.split_phrases(query)
-        loose = T.query_terms(rest)
-        stems = {t.stem: t for t in loose}
+        words = T.query_terms(rest)
+        stems = {t.stem: t for t in words}
         for phrase in phrases:
             stems.update({t.stem: t for t in T.query_terms(phrase)})
-        df = self.store.term_document_frequencies(list(stems))
-        match = T.fts_query(query)
-        if match is None:
-            return stems, df
-        for passage_id, doc_id, score in self._bm25(match, phrases, loose, df):
+        for passage_id, doc_id, score in self._bm25(phrases, words):
             doc = docs.setdefault(doc_id, _Doc(doc_id))
             if doc.lex_passage is None or score > doc.lex_score:
                 doc.lex_passage, doc.lex_score = passage_id, score
-        return stems, df
+        return stems, self.store.term_document_frequencies(list(stems))
 
-    def _bm25(self, match: str, phrases: list[str], words: list[T.Term], df: dict[str, int]) -> list[tuple[int, int, float]]:
-        """The CANDIDATES best passages by BM25 for ``match``: through FTS5 alone, or in two phases when the query's
-        ``words`` (outside its quoted ``phrases``; ``df``: in how many passages) are common (LEXICAL_SCAN_PASSAGES).
+    def _bm25(self, phrases: list[str], words: list[T.Term]) -> list[tuple[int, int, float]]:
+        """The CANDIDATES best passages by BM25 for the quoted ``phrases`` and other ``words`` of a query, OR-ed.
 
-        Quoted phrases are always scored by FTS5, which counts their occurrences; a phrase is in at most as many
-        passages as its rarest word.
+        Words are scored from the word index (engine.store.bm25), exactly as FTS5 scores them; phrases, which need
+        word positions, by FTS5, and added. An index whose word index is not built yet is searched by FTS5 alone.
         """
+        if not phrases and not words:
+            return []
+        if not self.store.word_index_ready():
+            match = T.fts_expression(phrases, words)
+            return self.store.bm25(match, CANDIDATES, parts=self._parts(phrases, words))
+        added = None
+        if phrases:
+            rows = self.store.bm25(T.fts_expression(phrases, []), None, parts=self._parts(phrases, []))
+            added = (np.array([r[0] for r in rows], dtype=np.int64), np.array([r[2] for r in rows]))
+        return self.store.word_bm25([t.stem for t in words], CANDIDATES, added)
+
+    def _parts(self, phrases: list[str], words: list[T.Term]) -> int:
+        """How many parts an FTS5 scan of ``phrases`` and ``words`` is split into: it scores at most every passage
+        of each word and of each phrase's rarest word."""
+        df = self.store.term_document_frequencies([t.stem for p in phrases for t in T.query_terms(p)] +
+                                                  [t.stem for t in words])
         bound = sum(min((df.get(t.stem, 0) for t in T.query_terms(p)), default=0) for p in phrases)
         matching = bound + sum(df.get(t.stem, 0) for t in words)
-        parts = SCAN_PARTS if matching > LEXICAL_SPLIT_PASSAGES else 1
-        if matching <= LEXICAL_SCAN_PASSAGES:
-            return self.store.bm25(match, CANDIDATES, parts=parts)
-        budget = LEXICAL_SCAN_PASSAGES - bound
-        chosen, operator = [], "OR"
-        if words and budget > 0:
-            ordered = sorted(words, key=lambda t: df.get(t.stem, 0))
-            chosen, operator = _candidate_words(ordered, df, max(1, self.store.passage_count()), budget)
-        if phrases and operator == "AND":
-            chosen, operator = [], "OR"  # the phrases alone choose: requiring them and the words too is too strict
-        rows = self.store.bm25(T.fts_expression(phrases, chosen, operator), LEXICAL_FIRST_PHASE, parts=parts)
-        common = frozenset(t.stem for t in words) - {t.stem for t in chosen}
-        if not rows or not common:
-            return rows
-        n, mean_length, lengths = self.store.bm25_statistics([r[0] for r in rows])
-        # FTS5's IDF, with its floor for words in more than half of the passages
-        idf = {s: max(1e-6, math.log((n - df.get(s, 0) + 0.5) / (df.get(s, 0) + 0.5))) for s in common}
-        texts = self.store.passage_texts([r[0] for r in rows])
-        counts = T.stem_counts([texts.get(r[0], "") for r in rows], common)
-        scored = []
-        for (passage_id, doc_id, score), tfs in zip(rows, counts):
-            norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths.get(passage_id, 0) / max(mean_length, 1e-9))
-            score += sum(idf[s] * tf * (BM25_K1 + 1) / (tf + norm) for s, tf in tfs.items())
-            scored.append((passage_id, doc_id, score))
-        return sorted(scored, key=lambda r: -r[2])[:CANDIDATES]
+        return SCAN_PARTS if matching > LEXICAL_SPLIT_PASSAGES else 1
 
     def _fuse(self, docs: dict[int, _Doc], mode: Mode) -> list[_Doc]:
         by_sem = sorted((d for d in docs.values() if d.sem_sentence is not None), key=lambda d: -d.sem_score)
@@ -415,32 +389,6 @@ class Searcher:
 
 def _rrf(rank: int | None, weight: float) -> float:
     return 0.0 if rank is None else weight / (RRF_K + rank)
-
-
-def _candidate_words(words: list[T.Term], df: dict[str, int], passages: int, budget: int) -> tuple[list[T.Term], str]:
-    """The query words (``words``, rarest first) whose passages are a common query's BM25 candidates, and how they
-    are joined.
-
-    The rarest words whose passages fit the ``budget``, OR-ed. When even the rarest word is in more passages, a top
-    passage has several of the words: the rarest ones are AND-ed, as many as it takes for the passages expected to
-    hold them all (as if words were independent) to fit the limit. FTS5 intersects posting lists by seeking, so only
-    the intersection is scored.
-    """
-    if df.get(words[0].stem, 0) <= budget:
-        chosen, held = [], 0
-        for term in words:
-            if held + df.get(term.stem, 0) > budget:
-                break
-            chosen.append(term)
-            held += df.get(term.stem, 0)
-        return chosen, "OR"
-    chosen, expected = [], float(passages)
-    for term in words:
-        if len(chosen) >= 2 and expected <= budget:
-            break
-        chosen.append(term)
-        expected *= df.get(term.stem, 0) / passages
-    return chosen, "AND"
 
 
 def _contenders(doc: _Doc, candidates: list[dict], mass: dict[int, float], mode: Mode) -> list[int]:

@@ -9,7 +9,7 @@ import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,8 +19,9 @@ import numpy as np
 import sqlite_utils
 from filelock import FileLock
 
-from engine.errors import QuireError
-from engine.store import schema
+from engine.errors import Cancelled, QuireError
+from engine.store import postings, schema
+from engine.store.bm25 import WordIndex
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +98,7 @@ class Store:
         # counts every query needs, kept while the database is unchanged (:meth:`_counts`)
         self._cache: dict[str, int] = {}
         self._cache_version: tuple[int, int] | None = None
+        self._words = WordIndex()
         # Switching a new file to WAL and creating or migrating the schema must not race another connection doing
         # the same (the app opens its search and indexing connections together): SQLite answers "database is
         # locked" at once there instead of waiting, so this setup is serialised across threads and processes.
@@ -117,6 +119,8 @@ class Store:
                 raise QuireError(f"index at {folder} was made by a newer quire (schema {version}); upgrade quire")
             elif int(version) < schema.SCHEMA_VERSION:
                 schema.migrate(self.db, int(version))
+                if int(version) < 3:  # passages written before the word index: built by the next indexing run
+                    self.set_meta(postings.BACKFILL_META, postings.plan_backfill(self.db.conn))
                 self.set_meta("schema_version", schema.SCHEMA_VERSION)
 
     def close(self) -> None:
@@ -256,6 +260,7 @@ class Store:
             conn.executemany("INSERT INTO sentences VALUES (?,?,?,?,?,?,?,?,?)", sentence_rows)
             conn.executemany("INSERT INTO passages VALUES (?,?,?,?)", passage_rows)
             conn.executemany("INSERT INTO passages_fts(rowid, text) VALUES (?,?)", fts_rows)
+            postings.add(conn, [r[0] for r in passage_rows], [r[1] for r in passage_rows], [r[1] for r in fts_rows])
             new_ids = np.arange(first_sentence, sid, dtype=np.int64)
             blobs = vectors.astype(VECTOR_DTYPE)
             conn.executemany(
@@ -293,6 +298,7 @@ class Store:
                 "INSERT INTO passages_fts(passages_fts, rowid, text) VALUES ('delete', ?, ?)",
                 [(pid, " ".join(parts)) for pid, parts in texts.items()],
             )
+            postings.forget(self.db.conn, list(texts))
             self.db.execute("DELETE FROM passages WHERE doc_id = ?", [doc_id])
             ids = [s[0] for s in sentences]
             # a document's sentence ids are one contiguous run (assigned together in write_documents)
@@ -471,8 +477,9 @@ class Store:
         """Number of passages (the N of BM25's IDF)."""
         return self._count("passages", "SELECT count(*) FROM passages")
 
-    def bm25(self, match: str, limit: int, *, parts: int = 1) -> list[tuple[int, int, float]]:
-        """(passage id, document id, BM25 score, higher is better) of the best passages for an FTS5 query.
+    def bm25(self, match: str, limit: int | None, *, parts: int = 1) -> list[tuple[int, int, float]]:
+        """(passage id, document id, BM25 score, higher is better) of the best passages for an FTS5 query (``limit``
+        None: every matching passage).
 
         ``parts`` > 1 splits the scan by passage id over that many connections (at most :data:`SCAN_PARTS`) and
         keeps the best ``limit`` of their rows, best first, ties by id: for a query that matches many passages.
@@ -496,7 +503,7 @@ class Store:
         finally:
             for reader in readers:
                 self._readers.put(reader)
-        return sorted(rows, key=lambda r: (-r[2], r[0]))[:limit]
+        return sorted(rows, key=lambda r: (-r[2], r[0]))[:limit]  # [:None] keeps them all
 
     def _reader(self) -> sqlite3.Connection:
         """A connection for one part of a split scan: a free one, or a new one (readers never wait in WAL mode)."""
@@ -516,25 +523,65 @@ class Store:
                 self._scans = ThreadPoolExecutor(SCAN_PARTS - 1, thread_name_prefix="quire-bm25")
             return self._scans
 
-    def bm25_statistics(self, passage_ids: Sequence[int]) -> tuple[int, float, dict[int, int]]:
-        """What FTS5's bm25() knows besides term counts: the number of passages, their mean length in tokens, and
-        the length of each of ``passage_ids``, read from FTS5's own averages and docsize records so that a score
-        computed from them is bm25()'s."""
-        block = self.db.execute("SELECT block FROM passages_fts_data WHERE id = 1").fetchone()
-        rows, tokens = _varints(block[0])[:2] if block else (0, 0)
-        lengths: dict[int, int] = {}
-        for chunk, marks in _in_chunks(passage_ids):
-            for pid, size in self.db.execute(
-                f"SELECT id, sz FROM passages_fts_docsize WHERE id IN ({marks})", chunk
-            ):
-                lengths[int(pid)] = _varints(size)[0]
-        return rows, tokens / rows if rows else 0.0, lengths
+    def word_index_ready(self) -> bool:
+        """Whether the word index covers every passage (an index made before it existed has to build it first:
+        :meth:`build_word_index`)."""
+        return self.get_meta(postings.BACKFILL_META) is None
+
+    def word_bm25(self, stems: Sequence[str], limit: int,
+                  added: tuple[np.ndarray, np.ndarray] | None = None) -> list[tuple[int, int, float]]:
+        """(passage id, document id, BM25 score) of the ``limit`` best passages for words ``stems`` (as the index
+        stores them), best first, from the word index: the scores FTS5's bm25() gives for the same words OR-ed.
+        ``added``: (passage ids, scores) of quoted phrases that FTS5 scored, added first. The words' document
+        frequencies are kept for :meth:`term_document_frequencies`."""
+        rows, df = self._words.scores(self.db.conn, self._version(), stems, limit, added)
+        self._counts().update({"term:" + s: df.get(s, 0) for s in stems})
+        return rows
+
+    def build_word_index(self, *, batch: int = 5_000, progress: Callable[[int, int], None] | None = None,
+                         cancel: threading.Event | None = None) -> None:
+        """Index the words of passages written before the word index existed, ``batch`` passages per transaction,
+        from where the last call stopped. The caller holds the index's write lock.
+
+        ``progress(done, total)`` is called after each batch; ``cancel`` stops between batches (raises Cancelled).
+        """
+        plan = self.get_meta(postings.BACKFILL_META)
+        if plan is None:
+            return
+        total = self._count("backfill", f"SELECT count(*) FROM passages WHERE id BETWEEN {int(plan['next'])} "
+                                        f"AND {int(plan['last'])}")
+        done = 0
+        while True:
+            if cancel is not None and cancel.is_set():
+                raise Cancelled(f"building the word index paused at {done:,} of {total:,} passages")
+            rows = self.db.execute(
+                "SELECT id, doc_id FROM passages WHERE id BETWEEN ? AND ? ORDER BY id LIMIT ?",
+                [plan["next"], plan["last"], batch],
+            ).fetchall()
+            with self.db.atomic():
+                if not rows:
+                    postings.forget_unindexed(self.db.conn)
+                    self.db.execute("DELETE FROM meta WHERE key = ?", [postings.BACKFILL_META])
+                    return
+                texts = self.passage_texts([r[0] for r in rows])
+                postings.add(self.db.conn, [r[0] for r in rows], [r[1] for r in rows],
+                             [texts.get(r[0], "") for r in rows])
+                plan = {**plan, "next": rows[-1][0] + 1}
+                self.set_meta(postings.BACKFILL_META, plan)
+            done += len(rows)
+            if progress is not None:
+                progress(done, total)
+
+    def _version(self) -> tuple[int, int]:
+        """Changes when the database does: PRAGMA data_version moves when another connection commits,
+        total_changes when this one writes."""
+        return int(self.db.execute("PRAGMA data_version").fetchone()[0]), self.db.conn.total_changes
 
     def _counts(self) -> dict[str, int]:
-        """A cache of counts that only a write changes: PRAGMA data_version moves when another connection commits,
-        total_changes when this one writes. Every query needs the collection's size and its words' document
-        frequencies, and on an index of millions of sentences each costs milliseconds to count."""
-        version = (int(self.db.execute("PRAGMA data_version").fetchone()[0]), self.db.conn.total_changes)
+        """A cache of counts that only a write changes (:meth:`_version`). Every query needs the collection's size
+        and its words' document frequencies, and on an index of millions of sentences each costs milliseconds to
+        count."""
+        version = self._version()
         if version != self._cache_version or len(self._cache) > COUNT_CACHE_ENTRIES:
             self._cache, self._cache_version = {}, version
         return self._cache
@@ -548,12 +595,16 @@ class Store:
     def term_document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
         """Passages containing each (stemmed, as FTS5 stores it) term; terms in none are left out.
 
-        fts5vocab counts them by walking each term's whole posting list (5 ms a query on the 3.09M-sentence
-        corpus); typing a query asks for the same words at every keystroke.
+        From the word index when it is complete, else from FTS5 (fts5vocab walks each term's whole posting list: 5
+        ms a query on the 3.09M-sentence corpus); kept while the database is unchanged, as typing a query asks for
+        the same words at every keystroke.
         """
         cache = self._counts()
         missing = sorted({t for t in terms if "term:" + t not in cache})
-        if missing:
+        if missing and self.word_index_ready():
+            found = self._words.frequencies(self.db.conn, self._version(), missing)
+            cache.update({"term:" + t: found.get(t, 0) for t in missing})
+        elif missing:
             found = dict(self.db.execute(
                 f"SELECT term, doc FROM passages_vocab WHERE term IN ({','.join('?' * len(missing))})", missing
             ).fetchall())
@@ -615,14 +666,14 @@ def _tune(conn: sqlite3.Connection) -> None:
     conn.execute(f"PRAGMA mmap_size={SQLITE_MMAP_BYTES}")
 
 
-def _bm25_rows(conn: sqlite3.Connection, match: str, limit: int,
+def _bm25_rows(conn: sqlite3.Connection, match: str, limit: int | None,
                ids: tuple[int, int] | None = None) -> list[tuple[int, int, float]]:
     """:meth:`Store.bm25` on one connection, over the passages with ids in the range ``ids`` (None: all)."""
     within = " AND f.rowid BETWEEN ? AND ?" if ids else ""
     rows = conn.execute(
         "SELECT f.rowid, p.doc_id, -bm25(passages_fts) AS score FROM passages_fts f "
         f"JOIN passages p ON p.id = f.rowid WHERE passages_fts MATCH ?{within} ORDER BY bm25(passages_fts) LIMIT ?",
-        [match, *(ids or ()), limit],
+        [match, *(ids or ()), -1 if limit is None else limit],  # LIMIT -1: no limit
     ).fetchall()
     return [(int(r[0]), int(r[1]), float(r[2])) for r in rows]
 
@@ -634,24 +685,6 @@ def _vector_rows(rows: list[tuple[int, bytes]]) -> tuple[np.ndarray, np.ndarray]
     out_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=VECTOR_DTYPE).reshape(len(rows), -1)
     return out_ids, matrix.astype(np.float32)
-
-
-def _varints(blob: bytes) -> list[int]:
-    """SQLite's variable-length integers (big-endian 7-bit groups, a ninth byte of 8 bits), as FTS5 stores counts."""
-    out, i = [], 0
-    while i < len(blob):
-        value = 0
-        for k in range(9):
-            byte = blob[i]
-            i += 1
-            if k == 8:
-                value = (value << 8) | byte
-                break
-            value = (value << 7) | (byte & 0x7F)
-            if not byte & 0x80:
-                break
-        out.append(value)
-    return out
 
 
 def _in_chunks(values: Iterable[int]) -> Iterator[tuple[list[int], str]]:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import sqlite_utils
 
-# 2: facets table (issue 7).
-SCHEMA_VERSION = 2
+from engine.store import postings
+
+# 2: facets table (issue 7). 3: the word index (engine.store.postings).
+SCHEMA_VERSION = 3
 
 # FTS5 over passages (runs of sentences), not single sentences: BM25 needs the term statistics of a
 # paragraph-sized unit, or a multi-word query whose words sit in neighbouring sentences never matches well.
@@ -68,6 +70,7 @@ def create(db: sqlite_utils.Database) -> None:
     )
     db["passages"].create_index(["doc_id"], if_not_exists=True)
     create_facets_table(db)
+    postings.create(db)
     if "passages_fts" not in db.table_names():
         db.execute(f"CREATE VIRTUAL TABLE passages_fts USING fts5(text, content='', tokenize='{FTS_TOKENIZER}')")
         db.execute("CREATE VIRTUAL TABLE passages_vocab USING fts5vocab(passages_fts, 'row')")
@@ -98,7 +101,10 @@ def migrate(db: sqlite_utils.Database, version: int) -> None:
     """Bring an index made with schema ``version`` up to :data:`SCHEMA_VERSION`.
 
     1 -> 2 adds the facets table; sentences indexed before have no facets until re-indexed, and searches compute
-    those on the fly.
+    those on the fly. 2 -> 3 adds the word index's tables; the store plans filling them for the passages already
+    there (searches use FTS5 alone until that is done).
     """
     if version < 2:
         create_facets_table(db)
+    if version < 3:
+        postings.create(db)

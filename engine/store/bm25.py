@@ -1,0 +1,214 @@
+"""BM25 over the word index (:mod:`engine.store.postings`), with numpy: the scores FTS5's bm25() gives, from arrays.
+
+FTS5's bm25() (fts5_aux.c) is, for a passage of D words in a table of N passages averaging avgdl words::
+
+    sum over query words of  idf * (f * (k1 + 1)) / (f + k1 * (1 - b + b * D / avgdl))
+    idf = log((N - n + 0.5) / (n + 0.5)), or 1e-6 where that is not positive
+
+with f the word's count in the passage, n the passages holding it, k1 = 1.2 and b = 0.75. :meth:`WordIndex.scores`
+evaluates it in that order of operations and adds the words in the query's order, so scores match bm25()'s for the
+same words (the word index splits text as :mod:`engine.search.terms` does, which is tested against FTS5).
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import threading
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.search.terms import term_key
+
+BM25_K1 = 1.2
+BM25_B = 0.75
+# FTS5's floor for the IDF of a word in more than half of the passages.
+MIN_IDF = 1e-6
+# Block ids per ``IN (...)`` list.
+IN_CHUNK = 500
+# Times a query re-reads the segment list when a merge removed blocks between reading the list and the blocks.
+STALE_RETRIES = 5
+
+
+@dataclass(frozen=True)
+class _Segment:
+    """What a reader keeps of a segment: its passages and the directory of its blocks."""
+
+    id: int
+    members: np.ndarray
+    lengths: np.ndarray
+    owners: np.ndarray
+    firsts: np.ndarray
+    lasts: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    """The word index at one database version: per passage id, whether it is live, its length and document."""
+
+    version: Hashable
+    segments: tuple[_Segment, ...]
+    live: np.ndarray
+    length: np.ndarray
+    owner: np.ndarray
+    passages: int
+    mean_length: float
+
+
+class WordIndex:
+    """One connection's reader of the word index. Segments never change once written, so what was loaded of one is
+    kept for as long as it exists; the per-passage arrays are rebuilt when the database changed."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._snapshot: _Snapshot | None = None
+
+    def scores(
+        self, conn: sqlite3.Connection, version: Hashable, stems: Sequence[str], limit: int,
+        added: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> tuple[list[tuple[int, int, float]], dict[str, int]]:
+        """The ``limit`` best passages for the words ``stems`` by BM25, as (passage id, document id, score), best
+        first (ties by id), and the number of passages holding each stem (absent: none).
+
+        ``added``: (passage ids, scores) to add before ranking, for quoted phrases that FTS5 scored; they come first
+        in the sum, as phrases come first in the FTS5 query the searcher would otherwise send.
+        """
+        snapshot, lists = self._lists(conn, version, stems)
+        total = np.zeros(snapshot.live.size, dtype=np.float64)
+        ids, weights = [], []
+        if added is not None and added[0].size:
+            ids.append(added[0])
+            weights.append(added[1])
+        df: dict[str, int] = {}
+        for stem, (passages, counts) in zip(stems, lists):
+            if not passages.size:
+                continue
+            df[stem] = int(passages.size)
+            ids.append(passages)
+            weights.append(_bm25_terms(snapshot, passages, counts))
+        if not ids:
+            return [], df
+        all_ids = np.concatenate(ids)
+        if all_ids.size and all_ids.max() >= total.size:  # a phrase match in a passage this snapshot predates
+            total = np.zeros(int(all_ids.max()) + 1, dtype=np.float64)
+        total += np.bincount(all_ids, weights=np.concatenate(weights), minlength=total.size)
+        matched = np.flatnonzero(total > 0)
+        if matched.size > limit:
+            matched = matched[np.argpartition(-total[matched], limit - 1)[:limit]]
+        best = matched[np.lexsort((matched, -total[matched]))]
+        owners = np.zeros(best.size, dtype=np.int64)
+        inside = best < snapshot.owner.size
+        owners[inside] = snapshot.owner[best[inside]]
+        return list(zip(best.tolist(), owners.tolist(), total[best].tolist())), df
+
+    def frequencies(self, conn: sqlite3.Connection, version: Hashable, stems: Sequence[str]) -> dict[str, int]:
+        """Live passages holding each stem (stems in none left out)."""
+        _, lists = self._lists(conn, version, stems)
+        return {s: int(p.size) for s, (p, _) in zip(stems, lists) if p.size}
+
+    def _lists(self, conn: sqlite3.Connection, version: Hashable,
+               stems: Sequence[str]) -> tuple[_Snapshot, list[tuple[np.ndarray, np.ndarray]]]:
+        """Each stem's live postings (passage ids, counts) and the snapshot they belong to.
+
+        The segment list and the blocks are two reads; a merge committed between them removes blocks the list
+        names, which is noticed (a block is missing) and answered by reading the list again.
+        """
+        keys = np.array([term_key(s) for s in stems], dtype=np.int64)
+        for _ in range(STALE_RETRIES):
+            snapshot = self._current(conn, version)
+            lists = _fetch(conn, snapshot, keys)
+            if lists is not None:
+                return snapshot, lists
+            version = object()  # the database moved on: read the segment list again
+        raise sqlite3.OperationalError("the word index kept changing while it was read; try the search again")
+
+    def _current(self, conn: sqlite3.Connection, version: Hashable) -> _Snapshot:
+        with self._lock:
+            if self._snapshot is None or self._snapshot.version != version:
+                self._snapshot = _load(conn, version, self._snapshot)
+            return self._snapshot
+
+
+def _load(conn: sqlite3.Connection, version: Hashable, previous: _Snapshot | None) -> _Snapshot:
+    """Read the segment list (loading only segments not in ``previous``) and the deleted passages."""
+    known = {s.id: s for s in previous.segments} if previous else {}
+    ids = [r[0] for r in conn.execute("SELECT id FROM lexical_segments ORDER BY id")]
+    segments = []
+    for segment in ids:
+        if segment not in known:
+            row = conn.execute(
+                "SELECT members, lengths, owners, firsts, lasts FROM lexical_segments WHERE id = ?", [segment]
+            ).fetchone()
+            if row is None:
+                continue  # merged away since the list was read
+            members, lengths, owners = (np.frombuffer(b, dtype=np.int32) for b in row[:3])
+            known[segment] = _Segment(segment, members, lengths, owners, np.frombuffer(row[3], dtype=np.int64),
+                                      np.frombuffer(row[4], dtype=np.int64))
+        segments.append(known[segment])
+    size = 1 + max((int(s.members.max()) for s in segments if s.members.size), default=0)
+    live = np.zeros(size, dtype=bool)
+    length = np.zeros(size, dtype=np.float64)
+    owner = np.zeros(size, dtype=np.int64)
+    for s in segments:
+        live[s.members] = True
+        length[s.members] = s.lengths
+        owner[s.members] = s.owners
+    dead = np.array([r[0] for r in conn.execute("SELECT passage_id FROM lexical_dead")], dtype=np.int64)
+    live[dead[dead < size]] = False
+    passages = int(live.sum())
+    mean_length = float(length[live].sum()) / passages if passages else 0.0
+    return _Snapshot(version, tuple(segments), live, length, owner, passages, mean_length)
+
+
+def _fetch(conn: sqlite3.Connection, snapshot: _Snapshot,
+           keys: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]] | None:
+    """Each key's live postings from the blocks that may hold it; None when a block is gone (a merge since)."""
+    wanted: dict[int, list[int]] = {}
+    for segment in snapshot.segments:
+        # blocks are in key order: those holding a key run from the first that ends at or after it to the last
+        # that starts at or before it
+        lows = np.searchsorted(segment.lasts, keys, side="left")
+        highs = np.searchsorted(segment.firsts, keys, side="right")
+        for j, (low, high) in enumerate(zip(lows.tolist(), highs.tolist())):
+            for number in range(low, high):
+                wanted.setdefault((segment.id << 32) | number, []).append(j)
+    found: list[list[np.ndarray]] = [[] for _ in keys]
+    counts: list[list[np.ndarray]] = [[] for _ in keys]
+    block_ids = sorted(wanted)
+    read = 0
+    for start in range(0, len(block_ids), IN_CHUNK):
+        chunk = block_ids[start : start + IN_CHUNK]
+        for block, terms, ends, passages, block_counts in conn.execute(
+            f"SELECT id, terms, ends, passages, counts FROM lexical_blocks WHERE id IN ({','.join('?' * len(chunk))})",
+            chunk,
+        ):
+            read += 1
+            terms = np.frombuffer(terms, dtype=np.int64)
+            ends = np.frombuffer(ends, dtype=np.int32)
+            for j in wanted[block]:
+                at = int(np.searchsorted(terms, keys[j]))
+                if at == terms.size or terms[at] != keys[j]:
+                    continue
+                first, last = (int(ends[at - 1]) if at else 0), int(ends[at])
+                found[j].append(np.frombuffer(passages, dtype=np.int32, count=last - first, offset=4 * first))
+                counts[j].append(np.frombuffer(block_counts, dtype=np.uint16, count=last - first, offset=2 * first))
+    if read != len(block_ids):
+        return None
+    out = []
+    for ids, tfs in zip(found, counts):
+        ids_ = np.concatenate(ids).astype(np.int64) if ids else np.zeros(0, np.int64)
+        tfs_ = np.concatenate(tfs).astype(np.float64) if tfs else np.zeros(0, np.float64)
+        alive = snapshot.live[ids_]
+        out.append((ids_[alive], tfs_[alive]))
+    return out
+
+
+def _bm25_terms(snapshot: _Snapshot, passages: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """One word's BM25 term for each of its ``passages``, in the order of operations of fts5_aux.c."""
+    n, hits = snapshot.passages, passages.size
+    idf = math.log((n - hits + 0.5) / (hits + 0.5))
+    if idf <= 0.0:
+        idf = MIN_IDF
+    return idf * ((counts * (BM25_K1 + 1.0)) / (counts + BM25_K1 * (1 - BM25_B + BM25_B * snapshot.length[passages] / snapshot.mean_length)))

@@ -1,0 +1,188 @@
+"""The word index (engine.store.postings, engine.store.bm25) on real SQLite files: it ranks as FTS5 does through
+batches, merges, deletions and rewrites, survives a merge under a reader, and is built for indexes that predate it."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from fts5_check import assert_word_index_matches_fts5
+
+from engine import Index
+from engine.config import IndexConfig
+from engine.errors import Cancelled
+from engine.search import terms
+from engine.store import postings
+from engine.store.database import NewDocument, SentenceRecord, Store
+
+WORDS = ["river", "rivers", "mill", "otter", "Otters", "heron", "bridge", "weir", "wheel", "bank", "reed", "pike",
+         "eel", "swan", "naïve", "Über", "Strasse", "the", "of", "flows"]
+QUERIES = ["river", "otters heron", "mill wheel weir bank", "naive uber", "strasse pike eel swan reed", "the of",
+           "flows rivers otter", "nowhere", "x3 river"]
+
+
+def _doc(path: str, sentences: list[str]) -> NewDocument:
+    records = tuple(SentenceRecord(t, 0, len(t), None, hash(t) & 0xFFFF) for t in sentences)
+    # passages of two sentences: a document has several
+    passages = tuple((i, min(i + 1, len(sentences) - 1)) for i in range(0, len(sentences), 2))
+    return NewDocument(path, 1, 1.0, path, path, "text", records, passages)
+
+
+def _sentences(rng: np.random.Generator, n: int, tag: int) -> list[str]:
+    return [" ".join(rng.choice(WORDS, size=int(rng.integers(2, 12)))) + f" x{tag}." for _ in range(n)]
+
+
+def _write(store: Store, rng: np.random.Generator, paths: list[str]) -> None:
+    docs = [_doc(p, _sentences(rng, int(rng.integers(1, 7)), i)) for i, p in enumerate(paths)]
+    n = sum(len(d.sentences) for d in docs)
+    store.write_documents(docs, rng.normal(size=(n, 4)).astype(np.float32), "m")
+
+
+@pytest.fixture
+def small_segments(monkeypatch):
+    """Blocks of a few postings and merges of two segments, so that a small test crosses every boundary."""
+    monkeypatch.setattr(postings, "BLOCK_POSTINGS", 7)
+    monkeypatch.setattr(postings, "MERGE_FANIN", 2)
+    monkeypatch.setattr(postings, "FINAL_POSTINGS", 400)
+
+
+def test_ranks_as_fts5_through_batches_merges_deletions_and_rewrites(tmp_path, small_segments) -> None:
+    rng = np.random.default_rng(0)
+    store = Store(tmp_path / "idx")
+    try:
+        for batch in range(12):
+            _write(store, rng, [f"/d{batch}-{i}" for i in range(4)])
+        levels = [r[0] for r in store.db.execute("SELECT level FROM lexical_segments")]
+        assert postings.FINAL_LEVEL in levels and len(levels) < 12  # merged, and some grew final
+        for query in QUERIES:
+            assert_word_index_matches_fts5(store, query)
+        # deleting and rewriting documents: readers skip the dead passages, merges drop them
+        store.delete_paths([f"/d{b}-{i}" for b in range(0, 12, 3) for i in range(4)])
+        _write(store, rng, [f"/d1-{i}" for i in range(4)])  # rewrites: new passages, the old ones dead
+        for query in QUERIES:
+            assert_word_index_matches_fts5(store, query)
+        for batch in range(12, 20):
+            _write(store, rng, [f"/d{batch}-{i}" for i in range(4)])
+        for query in QUERIES:
+            assert_word_index_matches_fts5(store, query)
+        members = np.concatenate([np.frombuffer(m, np.int32) for (m,) in store.db.execute(
+            "SELECT members FROM lexical_segments")])
+        live = sorted(r[0] for r in store.db.execute("SELECT id FROM passages"))
+        dead = [r[0] for r in store.db.execute("SELECT passage_id FROM lexical_dead")]
+        # every live passage is in one segment; whatever is dead and not yet purged is marked
+        assert sorted(set(members.tolist()) - set(dead)) == live and len(members) == len(set(members.tolist()))
+    finally:
+        store.close()
+
+
+def test_mostly_deleted_final_segments_are_rewritten(tmp_path, small_segments) -> None:
+    rng = np.random.default_rng(1)
+    store = Store(tmp_path / "idx")
+    try:
+        for batch in range(8):
+            _write(store, rng, [f"/d{batch}-{i}" for i in range(4)])
+        store.delete_paths([f"/d{b}-{i}" for b in range(8) for i in range(3)])
+        _write(store, rng, ["/new"])  # a write runs the merge policy
+        dead = store.db.execute("SELECT count(*) FROM lexical_dead").fetchone()[0]
+        size = store.db.execute("SELECT sum(size) FROM lexical_segments").fetchone()[0]
+        assert dead < postings.PURGE_SHARE * size
+        for query in QUERIES:
+            assert_word_index_matches_fts5(store, query)
+    finally:
+        store.close()
+
+
+def test_long_counts_and_a_passage_of_no_words(tmp_path) -> None:
+    store = Store(tmp_path / "idx")
+    try:
+        long = " ".join(["otter"] * 70_000)  # more than the stored count holds: bm25 has saturated long before
+        store.write_documents([_doc("/a", [long, "—"]), _doc("/b", ["otter river"])],
+                              np.ones((3, 4), np.float32), "m")
+        ranked = store.word_bm25(["otter"], 10)
+        assert [p for p, _, _ in ranked] == [1, 2]
+        assert_word_index_matches_fts5(store, "river")
+    finally:
+        store.close()
+
+
+def test_a_merge_between_reading_the_segment_list_and_the_blocks_is_read_again(tmp_path, small_segments) -> None:
+    rng = np.random.default_rng(2)
+    reader = Store(tmp_path / "idx")
+    writer = Store(tmp_path / "idx")
+    try:
+        _write(writer, rng, ["/a", "/b"])
+        stems = [t.stem for t in terms.query_terms("river otters mill")]
+        stale = object()
+        words = reader._words
+        before, _ = words.scores(reader.db.conn, stale, stems, 100)
+        _write(writer, rng, ["/c", "/d"])  # merges the first segment away
+        assert words._snapshot.segments[0].id not in [r[0] for r in writer.db.execute("SELECT id FROM lexical_segments")]
+        after, _ = words.scores(reader.db.conn, stale, stems, 100)  # same version given: the blocks say otherwise
+        assert len(after) > len(before)
+        assert after == reader.word_bm25(stems, 100)
+    finally:
+        reader.close()
+        writer.close()
+
+
+def _make_old(folder, rng) -> None:
+    """An index as quire wrote it before the word index: schema 2, no word index tables."""
+    store = Store(folder)
+    try:
+        for batch in range(5):
+            _write(store, rng, [f"/d{batch}-{i}" for i in range(3)])
+        with store.db.atomic():
+            for table in ("lexical_segments", "lexical_blocks", "lexical_dead"):
+                store.db.execute(f"DROP TABLE {table}")
+            store.set_meta("schema_version", 2)
+    finally:
+        store.close()
+
+
+def test_an_index_from_before_the_word_index_searches_by_fts5_then_builds_it(tmp_path) -> None:
+    rng = np.random.default_rng(3)
+    _make_old(tmp_path / "idx", rng)
+    store = Store(tmp_path / "idx")
+    try:
+        assert not store.word_index_ready()
+        exact = store.bm25('"river" OR "otters"', 100)
+        assert store.term_document_frequencies(["river"])["river"] > 0  # from FTS5 meanwhile
+        store.delete_paths(["/d0-0"])  # a deletion before the build reaches those passages
+        stop = threading.Event()
+        seen: list[tuple[int, int]] = []
+
+        def progress(done: int, total: int) -> None:
+            seen.append((done, total))
+            stop.set()
+
+        with pytest.raises(Cancelled):
+            store.build_word_index(batch=4, progress=progress, cancel=stop)
+        assert not store.word_index_ready() and seen == [(4, seen[0][1])]
+        store.build_word_index(batch=4)  # resumes where it stopped
+        assert store.word_index_ready()
+        assert store.db.execute("SELECT count(*) FROM lexical_dead").fetchone()[0] == 0
+        assert store.get_meta("schema_version") == 3
+        for query in QUERIES:
+            assert_word_index_matches_fts5(store, query)
+        assert len(store.word_bm25(["river", "otter"], 100)) <= len(exact)
+    finally:
+        store.close()
+
+
+def test_indexing_builds_the_word_index_of_an_old_index_first(tmp_path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Herons wait by the weir while the otters swim.\n")
+    with Index(tmp_path / "idx", config=IndexConfig(workers=0)) as index:
+        index.add([docs])
+        with index.store.db.atomic():
+            index.store.db.execute("DELETE FROM lexical_blocks")
+            index.store.db.execute("DELETE FROM lexical_segments")
+            index.store.set_meta(postings.BACKFILL_META, postings.plan_backfill(index.store.db.conn))
+        assert index.search("otters", mode="lexical").results[0].path.endswith("a.txt")  # by FTS5
+        phases = []
+        index.add(progress=lambda p: phases.append(p.phase))
+        assert "preparing" in phases and index.store.word_index_ready()
+        assert index.search("otters", mode="lexical").results[0].path.endswith("a.txt")
+        assert_word_index_matches_fts5(index.store, "otters weir herons")
