@@ -81,7 +81,7 @@ class _ProgressLine:
         width = max(10, min(30, shutil.get_terminal_size().columns - 60))
         filled = int(width * p.files_done / p.files_total) if p.files_total else 0
         eta = f" · ETA {_duration(p.eta_seconds)}" if p.eta_seconds else ""
-        line = (f"\r{p.phase:<9} [{'#' * filled}{'.' * (width - filled)}] {p.files_done:,}/{p.files_total:,} files"
+        line = (f"\r{p.phase:<9} [{'#' * filled}{'.' * (width - filled)}] {p.files_done:,}/{p.files_total:,} {p.unit}"
                 f" · {p.sentences:,} sentences{eta}")
         click.echo(line.ljust(shutil.get_terminal_size().columns - 1)[: shutil.get_terminal_size().columns - 1],
                    err=True, nl=p.phase == "done")

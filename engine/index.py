@@ -35,7 +35,8 @@ RECALIBRATE_CHANGE = 0.1
 
 @dataclass(frozen=True)
 class Progress:
-    """Indexing progress for a progress bar; ``eta_seconds`` is None until there is a rate to go by."""
+    """Indexing progress for a progress bar; ``eta_seconds`` is None until there is a rate to go by. ``files_done``
+    and ``files_total`` count ``unit`` (files while reading; sentences or passages in phases that work on those)."""
 
     phase: str
     files_done: int
@@ -43,6 +44,7 @@ class Progress:
     sentences: int
     current: str | None = None
     eta_seconds: float | None = None
+    unit: str = "files"
 
 
 @dataclass(frozen=True)
@@ -211,7 +213,8 @@ class Index:
 
         def report(done: int, total: int) -> None:
             if progress:
-                progress(Progress("preparing", done, total, 0, current="indexing the words of earlier passages"))
+                progress(Progress("preparing", done, total, 0, current="indexing the words of earlier passages",
+                                  unit="passages"))
 
         log.info("building the word index of %s", self.folder)
         self.store.build_word_index(progress=report, cancel=cancel)
@@ -249,7 +252,8 @@ class Index:
                 self.store.add_vectors(method, ids, embedder.encode([r[1] for r in batch]))
                 done += len(batch)
                 if progress:
-                    progress(Progress("embedding", done, total, done, current=f"re-embedding with {method}"))
+                    progress(Progress("embedding", done, total, done, current=f"re-embedding with {method}",
+                                      unit="sentences"))
             with self.store.db.atomic():
                 self._record_method(embedder)
                 self.store.set_meta("generation", int(self.store.get_meta("generation", 0)) + 1)

@@ -182,7 +182,7 @@ def test_indexing_builds_the_word_index_of_an_old_index_first(tmp_path) -> None:
             index.store.set_meta(postings.BACKFILL_META, postings.plan_backfill(index.store.db.conn))
         assert index.search("otters", mode="lexical").results[0].path.endswith("a.txt")  # by FTS5
         phases = []
-        index.add(progress=lambda p: phases.append(p.phase))
-        assert "preparing" in phases and index.store.word_index_ready()
+        index.add(progress=lambda p: phases.append((p.phase, p.unit, p.files_done, p.files_total)))
+        assert ("preparing", "passages", 1, 1) in phases and index.store.word_index_ready()
         assert index.search("otters", mode="lexical").results[0].path.endswith("a.txt")
         assert_word_index_matches_fts5(index.store, "otters weir herons")

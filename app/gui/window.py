@@ -47,7 +47,7 @@ def _duration(seconds: float) -> str:
 
 def progress_text(p: Progress) -> str:
     """"reading 12 / 40 files · 1,234 sentences · about 5 s left"."""
-    files = f"{p.files_done:,} / {p.files_total:,} files" if p.files_total else "looking for files"
+    files = f"{p.files_done:,} / {p.files_total:,} {p.unit}" if p.files_total else "looking for files"
     eta = f" · about {_duration(p.eta_seconds)} left" if p.eta_seconds else ""
     return f"{p.phase} {files} · {p.sentences:,} sentences{eta}"
 

@@ -1,0 +1,119 @@
+"""What the word index (engine/store/postings.py, engine/store/bm25.py) costs to write and saves per query, on an
+index kept by ``bench/index_wiki.py --keep DIR``.
+
+1. Writing: the passages of the kept index are indexed again into a scratch database in batches the size an indexing
+   run writes (passages of ``IndexConfig.batch_sentences`` sentences), merges included; CPU seconds per passage, and
+   that cost for every passage of the index.
+2. Querying: the 200 queries of bench/index_wiki.py, their words ranked (top 200 passages) from the word index and by
+   FTS5's bm25(), the one the word index replaced: p50 / p95 ms each, and the share of FTS5's top 10 passages the
+   word index returns.
+
+Usage: python bench/word_index.py --keep DIR [--passages N]
+Prints a table and writes bench/results/word_index.json; every number is recomputed on each run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import sqlite_utils
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from index_wiki import QUERIES, sample_queries
+
+from engine import Index
+from engine.config import IndexConfig
+from engine.search import terms
+from engine.store import postings
+
+RESULTS = Path(__file__).resolve().parent / "results" / "word_index.json"
+CANDIDATES = 200
+TOP = 10
+
+
+def write_cost(index_db: Path, passages: int) -> dict:
+    """CPU seconds to write the word index of the first ``passages`` passages in indexing-sized batches."""
+    source = sqlite3.connect(f"file:{index_db}?mode=ro", uri=True)
+    total = source.execute("SELECT count(*) FROM passages").fetchone()[0]
+    sentences = source.execute("SELECT count(*) FROM sentences").fetchone()[0]
+    batch = max(1, round(IndexConfig().batch_sentences * total / max(sentences, 1)))  # passages per indexing batch
+    rows = source.execute(
+        "SELECT p.id, p.doc_id, (SELECT group_concat(text, ' ') FROM sentences s WHERE s.passage_id = p.id) "
+        "FROM passages p ORDER BY p.id LIMIT ?", [passages]
+    ).fetchall()
+    with tempfile.TemporaryDirectory() as scratch:
+        db = sqlite_utils.Database(Path(scratch) / "words.db")
+        db.enable_wal()
+        postings.create(db)
+        started = time.process_time()
+        for at in range(0, len(rows), batch):
+            chunk = rows[at : at + batch]
+            with db.conn:
+                postings.add(db.conn, [r[0] for r in chunk], [r[1] for r in chunk], [r[2] or "" for r in chunk])
+        cpu = time.process_time() - started
+        stored = db.execute("SELECT count(*), coalesce(sum(postings), 0) FROM lexical_segments").fetchone()
+    per_passage = cpu / max(len(rows), 1)
+    return {"passages": len(rows), "batch_passages": batch, "cpu_seconds": round(cpu, 2),
+            "cpu_us_per_passage": round(per_passage * 1e6, 1), "segments": stored[0], "postings": stored[1],
+            "index_passages": total, "index_cpu_seconds_estimate": round(per_passage * total, 1)}
+
+
+def query_cost(index_dir: Path) -> dict:
+    """Latency of ranking the queries' words by the word index and by FTS5, and their agreement."""
+    with Index(index_dir, create=False) as idx:
+        store = idx.store
+        if not store.word_index_ready():
+            raise SystemExit("the kept index has no word index yet: run bench/index_wiki.py --queries-only on it first")
+        words = [terms.query_terms(q) for q in sample_queries(idx, QUERIES)]
+        ours, fts5, times = [], [], {"word index": [], "fts5": []}
+        store.word_bm25([t.stem for t in words[0]], CANDIDATES)  # warm: the segment list is read once
+        for query in words:
+            started = time.perf_counter()
+            ours.append(store.word_bm25([t.stem for t in query], CANDIDATES))
+            times["word index"].append(time.perf_counter() - started)
+            started = time.perf_counter()
+            fts5.append(store.bm25(terms.fts_expression([], query), CANDIDATES, parts=1))
+            times["fts5"].append(time.perf_counter() - started)
+    agreement = [len({r[0] for r in a[:TOP]} & {r[0] for r in b[:TOP]}) / len(b[:TOP]) for a, b in zip(ours, fts5) if b]
+    return {
+        "queries": len(words),
+        "latency_ms": {k: {"p50": round(float(np.percentile(v, 50)) * 1e3, 2),
+                           "p95": round(float(np.percentile(v, 95)) * 1e3, 2)} for k, v in times.items()},
+        "top10_same_as_fts5": round(float(np.mean(agreement)), 4),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--keep", type=Path, required=True, help="folder bench/index_wiki.py --keep made")
+    parser.add_argument("--passages", type=int, default=60_000, help="passages written again to time writing")
+    parser.add_argument("--output", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    index_dir = args.keep / "index"
+    result = {"write": write_cost(index_dir / "index.db", args.passages), "query": query_cost(index_dir)}
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(result, indent=2) + "\n")
+    w, q = result["write"], result["query"]
+    rows = [
+        ("passages written (batch)", f"{w['passages']:,} ({w['batch_passages']:,} per batch)"),
+        ("CPU per passage, us", f"{w['cpu_us_per_passage']:.0f}"),
+        ("CPU for the whole index, s (estimate)", f"{w['index_cpu_seconds_estimate']:.0f} ({w['index_passages']:,} passages)"),
+        *((f"{name} p50 / p95 ms", f"{d['p50']:.1f} / {d['p95']:.1f}") for name, d in q["latency_ms"].items()),
+        ("top 10 passages shared with FTS5", f"{q['top10_same_as_fts5']:.3f}"),
+    ]
+    width = max(len(name) for name, _ in rows)
+    print("\n".join(f"{name:<{width}}  {value}" for name, value in rows))
+    print(f"written to {args.output}")
+
+
+if __name__ == "__main__":
+    main()
