@@ -39,6 +39,12 @@ def _write(store: Store, rng: np.random.Generator, paths: list[str]) -> None:
     store.write_documents(docs, rng.normal(size=(n, 4)).astype(np.float32), "m")
 
 
+def _batches(store: Store, rng: np.random.Generator, batches: range) -> None:
+    """One write of four documents per batch number."""
+    for batch in batches:
+        _write(store, rng, [f"/d{batch}-{i}" for i in range(4)])
+
+
 @pytest.fixture
 def small_segments(monkeypatch):
     """Blocks of a few postings and merges of two segments, so that a small test crosses every boundary."""
@@ -51,8 +57,7 @@ def test_ranks_as_fts5_through_batches_merges_deletions_and_rewrites(tmp_path, s
     rng = np.random.default_rng(0)
     store = Store(tmp_path / "idx")
     try:
-        for batch in range(12):
-            _write(store, rng, [f"/d{batch}-{i}" for i in range(4)])
+        _batches(store, rng, range(12))
         levels = [r[0] for r in store.db.execute("SELECT level FROM lexical_segments")]
         assert postings.FINAL_LEVEL in levels and len(levels) < 12  # merged, and some grew final
         for query in QUERIES:
@@ -62,8 +67,7 @@ def test_ranks_as_fts5_through_batches_merges_deletions_and_rewrites(tmp_path, s
         _write(store, rng, [f"/d1-{i}" for i in range(4)])  # rewrites: new passages, the old ones dead
         for query in QUERIES:
             assert_word_index_matches_fts5(store, query)
-        for batch in range(12, 20):
-            _write(store, rng, [f"/d{batch}-{i}" for i in range(4)])
+        _batches(store, rng, range(12, 20))
         for query in QUERIES:
             assert_word_index_matches_fts5(store, query)
         members = np.concatenate([np.frombuffer(m, np.int32) for (m,) in store.db.execute(
@@ -80,8 +84,7 @@ def test_mostly_deleted_final_segments_are_rewritten(tmp_path, small_segments) -
     rng = np.random.default_rng(1)
     store = Store(tmp_path / "idx")
     try:
-        for batch in range(8):
-            _write(store, rng, [f"/d{batch}-{i}" for i in range(4)])
+        _batches(store, rng, range(8))
         store.delete_paths([f"/d{b}-{i}" for b in range(8) for i in range(3)])
         _write(store, rng, ["/new"])  # a write runs the merge policy
         dead = store.db.execute("SELECT count(*) FROM lexical_dead").fetchone()[0]
