@@ -68,8 +68,8 @@ def test_stems_found_for_many_texts_equal_the_stems_of_their_matches() -> None:
 
 
 def test_words_and_stems_are_the_tokens_fts5_stores() -> None:
-    """The index's tokenizer decides what a passage contains; terms.py must agree with it, or two-phase BM25
-    (engine.search.searcher) counts other words than FTS5 did. Underscores split words; words under three letters
+    """FTS5 scores quoted phrases and the word index everything else; terms.py splits text for the word index, so
+    it must agree with FTS5's tokenizer or the two count other words. Underscores split words; words under three letters
     are not stemmed ("s" of "it's" stays "s")."""
     text = TEXT + " it's users's ab abc cats running generalization ﬁnancial Résumé résumés x_y_z 2024 3.5 nai\u0308ve Re\u0301sume\u0301s"
     db = sqlite3.connect(":memory:")
@@ -103,7 +103,7 @@ def test_separately_typed_diacritics_stay_in_the_word_they_mark() -> None:
 
 
 def test_stem_counts_are_the_term_counts_fts5_stores() -> None:
-    """Two-phase BM25 adds term frequencies counted here to FTS5's scores, so they must be FTS5's own, also where
+    """A result's matched words are counted here, so the counts must be FTS5's own (what the index holds), also where
     text is unusual: combining marks typed separately (FTS5 keeps them in the word and folds them away), a NUL inside
     a text (a separator), words in scripts other than the query's."""
     texts = ["nai\u0308ve relation\x00relation", "Relation", "x\x00", "NAÏVE caf\u00e9 re\u0301lation", "\x00",

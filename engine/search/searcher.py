@@ -240,8 +240,9 @@ class Searcher:
     def _bm25(self, phrases: list[str], words: list[T.Term]) -> list[tuple[int, int, float]]:
         """The CANDIDATES best passages by BM25 for the quoted ``phrases`` and other ``words`` of a query, OR-ed.
 
-        Words are scored from the word index (engine.store.bm25), exactly as FTS5 scores them; phrases, which need
-        word positions, by FTS5, and added. An index whose word index is not built yet is searched by FTS5 alone.
+        Words are scored from the word index (engine.store.bm25) by FTS5's formula, in every passage they are in;
+        phrases, which need word positions, by FTS5, and added. An index whose word index is not built yet is searched
+        by FTS5 alone.
         """
         if not phrases and not words:
             return []

@@ -306,7 +306,7 @@ def stems_found(texts: Sequence[str], stems: frozenset[str]) -> list[set[str]]:
 
 
 def stem_counts(texts: Sequence[str], stems: frozenset[str]) -> list[dict[str, int]]:
-    """For each text, how often each stem of ``stems`` occurs in it: BM25's term frequencies, counted as FTS5 does.
+    """For each text, how often each stem of ``stems`` occurs in it, counted as the index counts its words.
 
     The texts are scanned together with numpy, as ASCII bytes (:func:`_ascii_bytes`): word boundaries come from a
     byte table, and a word is stemmed only when it starts with the :func:`_prefix` of a stem, as in
