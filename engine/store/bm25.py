@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.search.terms import term_key
+from engine.store.chunks import in_chunks
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -30,8 +31,6 @@ BM25_B = 0.75
 MIN_IDF = 1e-6
 # Postings that :func:`_sums` groups by sorting rather than counting into an array over every passage.
 DENSE_SUMS = 50_000
-# Block ids per ``IN (...)`` list.
-IN_CHUNK = 500
 # Times a query re-reads the segment list when a merge removed blocks between reading the list and the blocks.
 STALE_RETRIES = 5
 
@@ -177,13 +176,10 @@ def _fetch(conn: sqlite3.Connection, snapshot: _Snapshot,
                 wanted.setdefault((segment.id << 32) | number, []).append(j)
     found: list[list[np.ndarray]] = [[] for _ in keys]
     counts: list[list[np.ndarray]] = [[] for _ in keys]
-    block_ids = sorted(wanted)
     read = 0
-    for start in range(0, len(block_ids), IN_CHUNK):
-        chunk = block_ids[start : start + IN_CHUNK]
+    for chunk, marks in in_chunks(sorted(wanted)):
         for block, terms, ends, passages, block_counts in conn.execute(
-            f"SELECT id, terms, ends, passages, counts FROM lexical_blocks WHERE id IN ({','.join('?' * len(chunk))})",
-            chunk,
+            f"SELECT id, terms, ends, passages, counts FROM lexical_blocks WHERE id IN ({marks})", chunk
         ):
             read += 1
             terms = np.frombuffer(terms, dtype=np.int64)
@@ -195,7 +191,7 @@ def _fetch(conn: sqlite3.Connection, snapshot: _Snapshot,
                 first, last = (int(ends[at - 1]) if at else 0), int(ends[at])
                 found[j].append(np.frombuffer(passages, dtype=np.int32, count=last - first, offset=4 * first))
                 counts[j].append(np.frombuffer(block_counts, dtype=np.uint16, count=last - first, offset=2 * first))
-    if read != len(block_ids):
+    if read != len(wanted):
         return None
     out = []
     for ids, tfs in zip(found, counts):

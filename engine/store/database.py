@@ -22,6 +22,7 @@ from filelock import FileLock
 from engine.errors import Cancelled, QuireError
 from engine.store import postings, schema
 from engine.store.bm25 import WordIndex
+from engine.store.chunks import in_chunks
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +70,6 @@ SCHEMA_LOCK_SECONDS = 120
 # from 79-124 ms to 50-80 ms with the same rows.
 SCAN_PARTS = max(1, min(4, os.cpu_count() or 1))
 
-# Keys per ``IN (...)`` list of a read by key (_in_chunks).
-IN_CHUNK = 500
 # Counts kept between queries (Store._counts) before the cache starts over.
 COUNT_CACHE_ENTRIES = 50_000
 
@@ -331,7 +330,7 @@ class Store:
     def sentence_keys(self, ids: Sequence[int]) -> dict[int, tuple[int, int]]:
         """(document id, hash) of sentences keyed by id: what ranking needs of each of hundreds of semantic hits."""
         out: dict[int, tuple[int, int]] = {}
-        for chunk, marks in _in_chunks(ids):
+        for chunk, marks in in_chunks(ids):
             for sid, doc_id, sentence_hash in self.db.execute(
                 f"SELECT id, doc_id, hash FROM sentences WHERE id IN ({marks})", chunk
             ):
@@ -347,7 +346,7 @@ class Store:
 
     def _by_id(self, table: str, ids: Sequence[int]) -> dict[int, dict]:
         out: dict[int, dict] = {}
-        for chunk, marks in _in_chunks(ids):
+        for chunk, marks in in_chunks(ids):
             for row in self._dicts(f"SELECT * FROM {table} WHERE id IN ({marks})", chunk):
                 out[row["id"]] = row
         return out
@@ -393,7 +392,7 @@ class Store:
             rows = self.db.execute(f"SELECT sentence_id, vector FROM [{table}] ORDER BY sentence_id").fetchall()
         else:
             rows = []
-            for chunk, marks in _in_chunks(ids):
+            for chunk, marks in in_chunks(ids):
                 rows += self.db.execute(
                     f"SELECT sentence_id, vector FROM [{table}] WHERE sentence_id IN ({marks})", chunk
                 ).fetchall()
@@ -442,7 +441,7 @@ class Store:
     def hash_document_counts(self, hashes: Sequence[int]) -> dict[int, int]:
         """How many distinct documents contain each sentence hash (boilerplate detection)."""
         out: dict[int, int] = {}
-        for chunk, marks in _in_chunks({int(h) for h in hashes}):
+        for chunk, marks in in_chunks({int(h) for h in hashes}):
             for h, n in self.db.execute(
                 f"SELECT hash, count(DISTINCT doc_id) FROM sentences WHERE hash IN ({marks}) GROUP BY hash",
                 chunk,
@@ -459,7 +458,7 @@ class Store:
     def facets(self, ids: Sequence[int]) -> dict[int, tuple[int, bytes, bytes, bytes]]:
         """Stored facet rows (k, centres, scales, mass) keyed by sentence id; sentences without facets left out."""
         out: dict[int, tuple[int, bytes, bytes, bytes]] = {}
-        for chunk, marks in _in_chunks(ids):
+        for chunk, marks in in_chunks(ids):
             for sid, *row in self.db.execute(
                 f"SELECT sentence_id, k, centres, scales, mass FROM facets WHERE sentence_id IN ({marks})",
                 chunk,
@@ -548,8 +547,8 @@ class Store:
         plan = self.get_meta(postings.BACKFILL_META)
         if plan is None:
             return
-        total = self._count("backfill", f"SELECT count(*) FROM passages WHERE id BETWEEN {int(plan['next'])} "
-                                        f"AND {int(plan['last'])}")
+        total = self.db.execute("SELECT count(*) FROM passages WHERE id BETWEEN ? AND ?",
+                                [plan["next"], plan["last"]]).fetchone()[0]
         done = 0
         while True:
             if cancel is not None and cancel.is_set():
@@ -618,7 +617,7 @@ class Store:
     def sentences_of_passages(self, passage_ids: Sequence[int]) -> dict[int, list[dict]]:
         """Each passage's sentences in order, keyed by passage id (passages without sentences left out)."""
         out: dict[int, list[dict]] = {}
-        for chunk, marks in _in_chunks(sorted({int(i) for i in passage_ids})):
+        for chunk, marks in in_chunks(sorted({int(i) for i in passage_ids})):
             # a passage's sentences have consecutive ids in ordinal order: ordering by id lets SQLite walk the
             # passage_id index in order instead of sorting
             for row in self._dicts(
@@ -632,7 +631,7 @@ class Store:
         """Each passage's text as FTS5 was given it (its sentences joined by spaces), keyed by passage id: what
         counting a passage's words needs, joined in SQLite rather than built into a dict per sentence."""
         out: dict[int, str] = {}
-        for chunk, marks in _in_chunks(sorted({int(i) for i in passage_ids})):
+        for chunk, marks in in_chunks(sorted({int(i) for i in passage_ids})):
             out.update(self.db.execute(
                 f"SELECT passage_id, group_concat(text, ' ') FROM sentences "
                 f"WHERE passage_id IN ({marks}) GROUP BY passage_id",
@@ -685,12 +684,3 @@ def _vector_rows(rows: list[tuple[int, bytes]]) -> tuple[np.ndarray, np.ndarray]
     out_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=VECTOR_DTYPE).reshape(len(rows), -1)
     return out_ids, matrix.astype(np.float32)
-
-
-def _in_chunks(values: Iterable[int]) -> Iterator[tuple[list[int], str]]:
-    """``values`` (as ints) in chunks of IN_CHUNK, each with its ``IN (...)`` placeholders: reads of hundreds of
-    rows by key go as a few statements, none with more parameters than SQLite allows."""
-    values = [int(v) for v in values]
-    for start in range(0, len(values), IN_CHUNK):
-        chunk = values[start : start + IN_CHUNK]
-        yield chunk, ",".join("?" * len(chunk))
