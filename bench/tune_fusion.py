@@ -1,7 +1,7 @@
 """Choose the hybrid fusion constants (RRF k, semantic weight) in engine/search/searcher.py on the retrieval collections.
 
 Each collection is indexed with `quire index`. For each query the searcher's own two candidate rankings (semantic
-and lexical, ``searcher.CANDIDATES`` deep) are taken in-process from ``Searcher._semantic``/``_lexical``/``_fuse``
+and lexical, ``searcher.CANDIDATES`` deep) are taken in-process from ``Searcher._rank``/``_fuse``
 (private on purpose: building 100 full results with explanations per query would cost a second, and fusion never
 looks at them). Reciprocal rank fusion is recomputed here for each grid point as ``Searcher._fuse`` does it, and a
 check row compares the fusion with the engine's current constants against the engine's own hybrid ranking.
@@ -57,9 +57,7 @@ def rankings_for(method: str, collection: Collection, work: Path, timeout: float
         embedder = index._embedder()
         search = searcher.Searcher(index.store, index._vector_index(embedder), embedder, None)
         for q in collection.judged_queries():
-            docs: dict = {}
-            search._semantic(collection.queries[q], docs, [])
-            search._lexical(collection.queries[q], docs)
+            docs = search._rank(collection.queries[q], Mode.HYBRID, [])[0]
             for mode in (Mode.SEMANTIC, Mode.LEXICAL, Mode.HYBRID):
                 ranked = search._fuse(docs, mode)
                 paths = index.store.documents_by_id([d.doc_id for d in ranked])

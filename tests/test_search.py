@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -172,3 +174,22 @@ def test_splitting_the_bm25_scan_over_cores_ranks_the_same(river: Index, monkeyp
     monkeypatch.setattr(searcher_module, "LEXICAL_SPLIT_PASSAGES", 0)
     assert len(alone) == 30 and ranking() == alone
     assert len(river.store._opened_readers) == 2  # the scan was split
+
+
+def test_hybrid_queries_rank_words_on_another_thread_and_many_threads_may_search_at_once(river: Index,
+                                                                                          monkeypatch) -> None:
+    ranked_on: list[str] = []
+    lexical = Searcher._lexical
+    monkeypatch.setattr(Searcher, "_lexical", lambda self, q: ranked_on.append(threading.current_thread().name)
+                        or lexical(self, q))
+    queries = ["heron river otters", "old mill wheel", "a bridge over the water", '"heron waits" weir']
+
+    def ranking(query: str) -> list[tuple]:
+        results = river.search(query, k=10, include_weak=True, explain=False).results
+        return [(r.path, r.score, r.sentence, r.similarity) for r in results]
+
+    alone = [ranking(q) for q in queries]
+    assert all(alone) and all(name.startswith("quire-words") for name in ranked_on)
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(ranking, queries * 4))
+    assert together == alone * 4

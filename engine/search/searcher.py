@@ -8,10 +8,12 @@ normalisation, which matters here because BM25 and cosine live on unrelated scal
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -56,6 +58,10 @@ BOILERPLATE_DOCS = 5
 BOILERPLATE_MIN_DOCS = 3
 BOILERPLATE_SHARE = 0.05
 BOILERPLATE_PENALTY = 0.5
+# Documents beyond k weighed in the first round (:func:`_rounds`): those that turn out weak or duplicates.
+FIRST_ROUND_SLACK = 5
+# Hybrid queries that may rank their words at the same time (one per search thread the app and tools run).
+WORD_RANKERS = 4
 # Lexical evidence is strong when the matched words carry at least this share of the query's IDF mass.
 LEXICAL_STRONG_COVERAGE = 0.6
 
@@ -126,43 +132,26 @@ class Searcher:
         if k < 1:
             raise QueryError("k must be at least 1")
         notes: list[str] = []
-        docs: dict[int, _Doc] = {}
-        query_vectors = None
-        if mode in (Mode.SEMANTIC, Mode.HYBRID):
-            query_vectors = self._semantic(query, docs, notes)
-        df: dict[str, int] | None = None
-        if mode in (Mode.LEXICAL, Mode.HYBRID):
-            stems, df = self._lexical(query, docs)
-        else:
-            stems = {t.stem: t for t in T.query_terms(query)}
+        docs, query_vectors, stems, df = self._rank(query, mode, notes)
         ranked = self._fuse(docs, mode)[: 3 * k + 10]
         idf = self._idf(stems, df)
-        meta = self.store.documents_by_id([d.doc_id for d in ranked])
-        # the candidate sentences of all ranked documents, and their vectors, fetched at once rather than per document
-        passages = self.store.sentences_of_passages([d.lex_passage for d in ranked if d.lex_passage is not None])
-        candidates = {d.doc_id: _candidates(d, passages) for d in ranked}
+        stem_set = frozenset(stems)
+        candidates: dict[int, list[dict]] = {}
         if facet_rerank.enabled(rerank_facets):
+            candidates = self._candidates(ranked)
             order = facet_rerank.rerank(self.store, query, [candidates[d.doc_id] for d in ranked], self.facets)
             ranked = [ranked[i] for i in order]
-        stem_set = frozenset(stems)
-        rows_by_id = {c["id"]: c for rows in candidates.values() for c in rows}
-        found = dict(zip(rows_by_id, T.stems_found([c["text"] for c in rows_by_id.values()], stem_set)))
-        mass = {sid: sum(idf.get(s, 0.0) for s in stems_in) for sid, stems_in in found.items()}
-        # a cosine decides only between a document's sentences with the most query-word mass, and is shown for the
-        # one picked: those few vectors are read, not the few hundred of every candidate (18 us each from the graph)
-        cosines = self._cosines(query_vectors, sorted(
-            {sid for d in ranked for sid in _contenders(d, candidates[d.doc_id], mass, mode)}))
         picked: list[_Evidence] = []
         seen_hashes: dict[str, _Evidence] = {}
         strong = 0
-        for doc in ranked:
-            record = meta.get(doc.doc_id)
-            if record is None or not candidates[doc.doc_id]:
-                continue  # deleted while we were ranking
+        # lazily: the next part of the ranking is weighed only if the ones before did not give k results
+        weighed = (e for part in _rounds(ranked, k) for e in self._weigh(part, mode, query_vectors, stem_set, idf,
+                                                                          candidates))
+        for evidence in weighed:
+            record = evidence.record
             if record["hash"] in seen_hashes:
                 seen_hashes[record["hash"]].duplicates.append(record["path"])
                 continue
-            evidence = self._evidence(doc, record, mode, candidates[doc.doc_id], cosines, found, mass, idf)
             seen_hashes[record["hash"]] = evidence
             picked.append(evidence)
             strong += not evidence.weak
@@ -180,6 +169,25 @@ class Searcher:
         )
 
     # -- rankings ---------------------------------------------------------------------------------------------
+    def _rank(self, query: str, mode: Mode, notes: list[str]
+              ) -> tuple[dict[int, _Doc], np.ndarray | None, dict[str, T.Term], dict[str, int] | None]:
+        """Each document's semantic and lexical evidence, the query's vectors, terms and their document frequencies.
+
+        In hybrid mode the words are ranked on another thread while this one embeds the query and walks the graph.
+        The two sides are independent and spend most of their time in code that releases the GIL (hnswlib, numpy,
+        SQLite), so a query takes about as long as the slower side instead of both together.
+        """
+        docs: dict[int, _Doc] = {}
+        words = _word_ranker().submit(self._lexical, query) if mode is Mode.HYBRID else None
+        query_vectors = self._semantic(query, docs, notes) if mode is not Mode.LEXICAL else None
+        if mode is Mode.SEMANTIC:
+            return docs, query_vectors, {t.stem: t for t in T.query_terms(query)}, None
+        stems, df, best = words.result() if words is not None else self._lexical(query)
+        for doc_id, (passage_id, score) in best.items():
+            doc = docs.setdefault(doc_id, _Doc(doc_id))
+            doc.lex_passage, doc.lex_score = passage_id, score
+        return docs, query_vectors, stems, df
+
     def _semantic(self, query: str, docs: dict[int, _Doc], notes: list[str]) -> np.ndarray | None:
         if self.embedder is None or self.vectors is None or self.vectors.live_count == 0:
             notes.append("semantic search unavailable: the index has no vectors yet")
@@ -197,45 +205,32 @@ class Searcher:
             for sid, sim in zip(ids.tolist(), sims.tolist()):
                 # several query sentences: a sentence's score is the mean over them (missing = 0)
                 hits[sid] = hits.get(sid, 0.0) + sim / vectors.shape[0]
-        keys = self.store.sentence_keys(list(hits))
-        boiler = self._boilerplate({h for _, h in keys.values()})
+        keys = self.store.sentence_keys(list(hits), up_to=BOILERPLATE_DOCS)
+        documents = max(1, self.store.indexed_count())
         for sid, sim in hits.items():
             if sid not in keys:
                 continue  # deleted since the graph was saved
-            doc_id, sentence_hash = keys[sid]
-            penalised = sim * (BOILERPLATE_PENALTY if sentence_hash in boiler else 1.0)
+            doc_id, copies = keys[sid]
+            boilerplate = _boilerplate(copies, documents)
+            penalised = sim * (BOILERPLATE_PENALTY if boilerplate else 1.0)
             doc = docs.setdefault(doc_id, _Doc(doc_id))
             if penalised > doc.sem_score:
-                doc.sem_score, doc.sem_cosine, doc.sem_sentence = penalised, sim, sid
-                doc.boilerplate = sentence_hash in boiler
-        # whole rows only for each document's best sentence
-        rows = self.store.sentences_by_id([d.sem_sentence for d in docs.values()])
-        for doc_id, doc in list(docs.items()):
-            doc.sem_row = rows.get(doc.sem_sentence)
-            if doc.sem_row is None:
-                del docs[doc_id]  # its file was re-indexed in between
-        return vectors
+                doc.sem_score, doc.sem_cosine, doc.sem_sentence, doc.boilerplate = penalised, sim, sid, boilerplate
+        return vectors  # the best sentences' rows are read for the documents weighed (:meth:`_candidates`)
 
-    def _boilerplate(self, hashes: set[int]) -> set[int]:
-        counts = self.store.hash_document_counts(list(hashes))
-        total = max(1, self.store.indexed_count())
-        return {
-            h for h, n in counts.items()
-            if n >= BOILERPLATE_DOCS or (n >= BOILERPLATE_MIN_DOCS and n / total >= BOILERPLATE_SHARE)
-        }
-
-    def _lexical(self, query: str, docs: dict[int, _Doc]) -> tuple[dict[str, T.Term], dict[str, int]]:
-        """Rank passages by BM25 into ``docs``; returns the query's terms and their document frequencies."""
+    def _lexical(self, query: str) -> tuple[dict[str, T.Term], dict[str, int], dict[int, tuple[int, float]]]:
+        """The query's terms, their document frequencies, and each matching document's best passage by BM25
+        (passage id, score), best documents first."""
         phrases, rest = T.split_phrases(query)
         words = T.query_terms(rest)
         stems = {t.stem: t for t in words}
         for phrase in phrases:
             stems.update({t.stem: t for t in T.query_terms(phrase)})
+        best: dict[int, tuple[int, float]] = {}
         for passage_id, doc_id, score in self._bm25(phrases, words):
-            doc = docs.setdefault(doc_id, _Doc(doc_id))
-            if doc.lex_passage is None or score > doc.lex_score:
-                doc.lex_passage, doc.lex_score = passage_id, score
-        return stems, self.store.term_document_frequencies(list(stems))
+            if doc_id not in best or score > best[doc_id][1]:
+                best[doc_id] = (passage_id, score)
+        return stems, self.store.term_document_frequencies(list(stems)), best
 
     def _bm25(self, phrases: list[str], words: list[T.Term]) -> list[tuple[int, int, float]]:
         """The CANDIDATES best passages by BM25 for the quoted ``phrases`` and other ``words`` of a query, OR-ed.
@@ -287,6 +282,34 @@ class Searcher:
         return {s: max(0.0, math.log((n - df.get(s, 0) + 0.5) / (df.get(s, 0) + 0.5) + 1.0)) for s in stems}
 
     # -- one result -------------------------------------------------------------------------------------------
+    def _candidates(self, docs: Sequence[_Doc]) -> dict[int, list[dict]]:
+        """The sentences each document may be shown by (see :func:`_candidates_of`), read for all of ``docs`` at
+        once; their best semantic sentences' rows are filled in on the way."""
+        rows = self.store.sentences_by_id([d.sem_sentence for d in docs if d.sem_sentence is not None])
+        for doc in docs:
+            doc.sem_row = rows.get(doc.sem_sentence) if doc.sem_sentence is not None else None
+        passages = self.store.sentences_of_passages([d.lex_passage for d in docs if d.lex_passage is not None])
+        return {d.doc_id: _candidates_of(d, passages) for d in docs}
+
+    def _weigh(self, part: Sequence[_Doc], mode: Mode, query_vectors: np.ndarray | None, stem_set: frozenset[str],
+               idf: dict[str, float], candidates: dict[int, list[dict]]) -> list[_Evidence]:
+        """The evidence of each document of ``part`` of the ranking, in order; documents deleted while ranking are
+        left out. ``candidates`` holds the documents' candidate sentences read so far, and gains those of ``part``."""
+        meta = self.store.documents_by_id([d.doc_id for d in part])
+        candidates.update(self._candidates([d for d in part if d.doc_id not in candidates]))
+        rows_by_id = {c["id"]: c for d in part for c in candidates[d.doc_id]}
+        found = dict(zip(rows_by_id, T.stems_found([c["text"] for c in rows_by_id.values()], stem_set)))
+        mass = {sid: sum(idf.get(s, 0.0) for s in stems_in) for sid, stems_in in found.items()}
+        # a cosine decides only between a document's sentences with the most query-word mass, and is shown for the
+        # one picked: those few vectors are read, not the few hundred of every candidate (18 us each from the graph)
+        cosines = self._cosines(query_vectors, sorted(
+            {sid for d in part for sid in _contenders(d, candidates[d.doc_id], mass, mode)}))
+        return [
+            self._evidence(d, meta[d.doc_id], mode, candidates[d.doc_id], cosines, found, mass, idf) for d in part
+            # deleted while we were ranking: the document, or the sentence it was found by
+            if d.doc_id in meta and candidates[d.doc_id] and (d.sem_sentence is None or d.sem_row is not None)
+        ]
+
     def _evidence(
         self, doc: _Doc, record: dict, mode: Mode, candidates: list[dict], cosines: dict[int, float],
         found: dict[int, set[str]], mass: dict[int, float], idf: dict[str, float],
@@ -388,6 +411,17 @@ class Searcher:
         return not (semantic_strong or lexical_strong)
 
 
+@functools.cache
+def _word_ranker() -> ThreadPoolExecutor:
+    """Threads that rank a hybrid query's words (:meth:`Searcher._rank`), shared by every searcher of the process."""
+    return ThreadPoolExecutor(WORD_RANKERS, thread_name_prefix="quire-words")
+
+
+def _boilerplate(copies: int, documents: int) -> bool:
+    """Whether a sentence found in ``copies`` of the index's ``documents`` is boilerplate."""
+    return copies >= BOILERPLATE_DOCS or (copies >= BOILERPLATE_MIN_DOCS and copies / documents >= BOILERPLATE_SHARE)
+
+
 def _rrf(rank: int | None, weight: float) -> float:
     return 0.0 if rank is None else weight / (RRF_K + rank)
 
@@ -402,7 +436,17 @@ def _contenders(doc: _Doc, candidates: list[dict], mass: dict[int, float], mode:
     return ids
 
 
-def _candidates(doc: _Doc, passages: dict[int, list[dict]]) -> list[dict]:
+def _rounds(ranked: list[_Doc], k: int) -> Iterator[list[_Doc]]:
+    """The ranking in the parts that are weighed one after another: most queries find their k results among the
+    first few documents (on the Wikipedia benchmark's queries, 10 results took 10 documents at the median and at most
+    13 in three queries of four), so reading every candidate of all 3k + 10 documents up front was mostly wasted."""
+    head = k + FIRST_ROUND_SLACK
+    yield ranked[:head]
+    if len(ranked) > head:
+        yield ranked[head:]
+
+
+def _candidates_of(doc: _Doc, passages: dict[int, list[dict]]) -> list[dict]:
     """The sentences a document may be shown by: its best lexical passage's and its best semantic sentence."""
     rows = list(passages.get(doc.lex_passage, ())) if doc.lex_passage is not None else []
     if doc.sem_row is not None and all(r["id"] != doc.sem_row["id"] for r in rows):
