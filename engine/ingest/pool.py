@@ -56,6 +56,9 @@ def extract_all(jobs: list[tuple[str, str | None]], limits: Limits, workers: int
                 for future in done:
                     path = in_flight.pop(future)
                     yield future.result()
+            # all read: wait for the workers to exit, so that none outlives the run (and their CPU time is counted
+            # where the operating system counts finished children)
+            executor.shutdown(wait=True)
         except BrokenProcessPool:
             # a worker died (segfault, out of memory) reading one of the in-flight files: we cannot tell which,
             # so each is retried alone, and the one that kills its worker again is recorded as failed
