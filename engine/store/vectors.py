@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -38,13 +37,12 @@ HNSW_EF_SEARCH = 2000
 # hnswlib's add_items is not safe to run beside knn_query: both take the lock, and adds go in chunks this size so a
 # search during indexing waits a fraction of a second at most.
 ADD_CHUNK = 4096
-# Threads per insert when nothing else runs (rebuilding, catching up): one per core.
+# Threads per insert (-1: one per core). Inserting runs beside the reader processes and the indexer's own thread, so
+# on a busy machine the threads share cores; on an idle one the graph uses them all. Fewer threads cost less CPU (on
+# 2 cores, 230k vectors took 15% more CPU with two), but at full size inserting outgrows one thread: indexing the
+# 3.09M-sentence corpus with one took 1,071 s (851-878 s with two, before the word index), the graph's 839
+# CPU-seconds (272 us per vector) being the run's critical path.
 ADD_THREADS = -1
-# Threads of the inserts that run beside indexing (:meth:`VectorIndex.add_later`), where the reader processes, the
-# indexer and the facets keep the other cores busy: half the cores. hnswlib's threads contend for the graph's locks,
-# so on a machine with no idle core each extra thread only adds CPU time (2 threads took 15% more CPU than 1 for
-# the same 230k vectors on 2 cores).
-BACKGROUND_ADD_THREADS = max(1, (os.cpu_count() or 2) // 2)
 # Marked-deleted elements still cost memory and search time; past this share the graph is rebuilt.
 REBUILD_DELETED_SHARE = 0.3
 
@@ -157,7 +155,7 @@ class VectorIndex:
         self.wait()
         if ids.size:
             worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="quire-hnsw")
-            self._queued = worker.submit(self._insert, ids, vectors, BACKGROUND_ADD_THREADS)
+            self._queued = worker.submit(self._insert, ids, vectors)
             worker.shutdown(wait=False)  # the thread ends with its one insert
 
     def wait(self) -> None:
@@ -166,7 +164,7 @@ class VectorIndex:
             queued, self._queued = self._queued, None
             queued.result()
 
-    def _insert(self, ids: np.ndarray, vectors: np.ndarray, threads: int = ADD_THREADS) -> None:
+    def _insert(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         if ids.size == 0:
             return
         if self._index is None:
@@ -180,7 +178,7 @@ class VectorIndex:
                     self._index.resize_index(max(needed, int(self._index.get_max_elements() * 1.5)))
                     advise_large_mappings()
                 self._index.add_items(np.ascontiguousarray(vectors[start : start + ADD_CHUNK], dtype=np.float32),
-                                      chunk_ids, num_threads=threads)
+                                      chunk_ids, num_threads=ADD_THREADS)
 
     def remove(self, ids: np.ndarray | list[int]) -> None:
         """Hide sentences from search (hnswlib ``mark_deleted``); already-hidden or unknown ids are ignored."""
