@@ -2,7 +2,8 @@
 
 Each article of the WikiExtractor files (``<doc id= url= title=>`` ... ``</doc>``) is written as a ``.txt`` file into
 a scratch folder first, so the measurement covers the whole path a user's folder takes: walk, read, split, embed,
-write SQLite + FTS5, build the HNSW graph, calibrate. Then 200 queries (sentences drawn from the index, cut to their
+write SQLite + FTS5, build the HNSW graph, calibrate; the indexing CPU time is split by stage (:class:`StageClock`).
+Then 200 queries (sentences drawn from the index, cut to their
 first words) measure latency, and HNSW recall@10 is checked against exact search over the stored vectors.
 
 Usage: python bench/index_wiki.py [--files N] [--corpus DIR] [--method static] [--no-facets] [--keep DIR]
@@ -24,11 +25,17 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import Self
 
 import numpy as np
 
 from engine import Index, IndexConfig, embed
-from engine.store.vectors import HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH, HNSW_M
+from engine.embed.static import StaticEmbedder
+from engine.facets.service import FacetWriter
+from engine.facets.space import FacetSpace
+from engine.store import postings
+from engine.store.database import Store
+from engine.store.vectors import HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH, HNSW_M, VectorIndex
 
 log = logging.getLogger("bench.index_wiki")
 
@@ -70,12 +77,63 @@ def cpu_seconds() -> float:
     """CPU time of this process and its finished (reader) children: on a shared machine, wall time measures the
     neighbours too, CPU time only the work."""
     own = resource.getrusage(resource.RUSAGE_SELF)
+    return own.ru_utime + own.ru_stime + child_cpu_seconds()
+
+
+def child_cpu_seconds() -> float:
+    """CPU time of the finished (reader) child processes (the engine waits for them to exit)."""
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    return children.ru_utime + children.ru_stime
 
 
 def folder_bytes(folder: Path) -> int:
     return sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
+
+
+class StageClock:
+    """CPU seconds of indexing's stages, each counted on the thread that runs it (``time.thread_time``) by wrapping
+    the engine function that does it, for as long as the clock is used as a context manager.
+
+    The graph inserts and the facets run on threads of their own beside the indexer's, so their thread time is the
+    stage's whole cost; reading and splitting files runs in the reader processes, which the caller counts as child
+    CPU time. Nested stages (the word index is written inside the database writes) are reported as such. What is
+    left is the indexer thread's own work: receiving files from the readers, batching, calibration, saving the graph
+    (and embedding, for methods other than static).
+    """
+
+    STAGES = (
+        ("graph inserts (hnswlib)", VectorIndex, "_insert"),
+        ("facets (clustering)", FacetWriter, "_rows"),
+        ("facets (storing)", Store, "add_facets"),
+        ("database writes", Store, "write_documents"),
+        ("  of which the word index", postings, "add"),
+        ("tokenising (static)", FacetSpace, "ids"),
+        ("embedding (static)", StaticEmbedder, "embed_ids"),
+    )
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._originals: list[tuple[object, str, object]] = []
+
+    def __enter__(self) -> Self:
+        for label, owner, name in self.STAGES:
+            original = owner.__dict__[name]
+            self._originals.append((owner, name, original))
+            setattr(owner, name, self._timed(label, original))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for owner, name, original in reversed(self._originals):
+            setattr(owner, name, original)
+
+    def _timed(self, label: str, function):
+        def timed(*args, **kwargs):
+            started = time.thread_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.seconds[label] = self.seconds.get(label, 0.0) + time.thread_time() - started
+        return timed
 
 
 def sample_queries(idx: Index, n: int) -> list[str]:
@@ -158,9 +216,13 @@ def index_and_measure(args: argparse.Namespace, scratch: Path) -> dict:
     log.info("wrote %d articles (%.1f MB) in %.1f s", articles, text_bytes / 1e6, time.perf_counter() - started)
     config = IndexConfig(workers=args.workers, facets=not args.no_facets)
     with Index(index_dir, method=args.method, config=config) as idx:
-        started, cpu_started = time.perf_counter(), cpu_seconds()
-        report = idx.add([docs], method=args.method)
+        started, cpu_started, readers_started = time.perf_counter(), cpu_seconds(), child_cpu_seconds()
+        with StageClock() as clock:
+            report = idx.add([docs], method=args.method)
         wall, cpu = time.perf_counter() - started, cpu_seconds() - cpu_started
+        stages = {"reading, splitting (reader processes)": child_cpu_seconds() - readers_started,
+                  **{label: clock.seconds.get(label, 0.0) for label, _, _ in StageClock.STAGES}}
+        stages["other (indexer thread)"] = cpu - sum(v for k, v in stages.items() if not k.startswith(" "))
         sentences = idx.status().sentences
     result = {
         "files": args.files, "articles": articles, "text_mb": round(text_bytes / 1e6, 1), "method": args.method,
@@ -168,6 +230,7 @@ def index_and_measure(args: argparse.Namespace, scratch: Path) -> dict:
         "cpu_seconds": round(cpu, 2), "sentences_per_cpu_second": round(sentences / cpu, 1),
         "mb_per_second": round(text_bytes / 1e6 / wall, 2), "peak_rss_gb": round(peak_rss_gb(), 3),
         "facets": not args.no_facets, "skipped": len(report.issues),
+        "cpu_seconds_by_stage": {k: round(v, 1) for k, v in stages.items() if v > 0},
     }
     return {**result, **measure_queries(index_dir)}
 
@@ -233,6 +296,8 @@ def main() -> None:
         ("sentences/s (target >= 5000)", f"{result['sentences_per_second']:,.0f}"),
         ("CPU s / sentences per CPU s", f"{result['cpu_seconds']:.1f} / {result['sentences_per_cpu_second']:,.0f}"),
         ("peak RSS GB (target < 6)", f"{result['peak_rss_gb']:.2f}"),
+        *((f"  CPU s: {stage}", f"{seconds:.1f} ({100 * seconds / result['cpu_seconds']:.0f}%)")
+          for stage, seconds in result["cpu_seconds_by_stage"].items()),
     ] if "wall_seconds" in result else [("indexing", "not measured (--queries-only)")]
     rows = [
         *indexing,
