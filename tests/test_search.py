@@ -193,3 +193,26 @@ def test_hybrid_queries_rank_words_on_another_thread_and_many_threads_may_search
     with ThreadPoolExecutor(4) as pool:
         together = list(pool.map(ranking, queries * 4))
     assert together == alone * 4
+
+
+def test_the_ranking_is_weighed_head_first_and_ranks_as_if_weighed_whole(river: Index, monkeypatch) -> None:
+    from engine.search import searcher as searcher_module
+    from engine.store.database import Store
+
+    weighed: list[int] = []
+    read = Store.documents_by_id
+    monkeypatch.setattr(Store, "documents_by_id", lambda self, ids: weighed.append(len(ids)) or read(self, ids))
+
+    def ranking(**options) -> list[tuple]:
+        response = river.search("river otters heron", k=3, explain=False, **options)
+        return [(r.path, r.score, r.sentence, r.weak) for r in response.results] + [response.weak_hidden]
+
+    head_first = ranking()
+    assert weighed == [3 + searcher_module.FIRST_ROUND_SLACK]  # the head held 3 strong results
+    weighed.clear()
+    with_weak = ranking(include_weak=True)
+    assert weighed == [8, 11] and len(with_weak) == 4  # the 3k + 10 documents ranked, in two rounds
+    monkeypatch.setattr(searcher_module, "FIRST_ROUND_SLACK", 100)
+    weighed.clear()
+    assert ranking() == head_first and ranking(include_weak=True) == with_weak
+    assert weighed == [19, 19]
