@@ -91,24 +91,24 @@ def folder_bytes(folder: Path) -> int:
 
 
 class StageClock:
-    """CPU seconds of indexing's stages, each counted on the thread that runs it (``time.thread_time``) by wrapping
-    the engine function that does it, for as long as the clock is used as a context manager.
+    """CPU seconds of indexing's stages while the clock is used as a context manager (around ``Index.add`` on the
+    calling thread), each counted on the thread that runs it (``time.thread_time``).
 
-    The graph inserts and the facets run on threads of their own beside the indexer's, so their thread time is the
-    stage's whole cost; reading and splitting files runs in the reader processes, which the caller counts as child
-    CPU time. Nested stages (the word index is written inside the database writes) are reported as such. What is
-    left is the indexer thread's own work: receiving files from the readers, batching, calibration, saving the graph
-    (and embedding, for methods other than static).
+    The indexer's own thread is timed whole and its stages by wrapping the engine functions that do them (nested
+    rows are parts of the row above). The facets cluster on a thread of their own, timed the same way. The graph
+    inserts run on hnswlib's native threads, which no thread clock sees: they are what is left of the process's CPU
+    time once the timed threads are taken out (with the reader pool's two I/O threads, a small part). Reading and
+    splitting files runs in the reader processes, which the caller counts as child CPU time.
     """
 
+    INDEXER = "indexer thread"
     STAGES = (
-        ("graph inserts (hnswlib)", VectorIndex, "_insert"),
-        ("facets (clustering)", FacetWriter, "_rows"),
-        ("facets (storing)", Store, "add_facets"),
-        ("database writes", Store, "write_documents"),
-        ("  of which the word index", postings, "add"),
-        ("tokenising (static)", FacetSpace, "ids"),
-        ("embedding (static)", StaticEmbedder, "embed_ids"),
+        ("facets (clustering thread)", FacetWriter, "_rows"),
+        ("  database writes", Store, "write_documents"),
+        ("    of which the word index", postings, "add"),
+        ("  tokenising (static)", FacetSpace, "ids"),
+        ("  embedding (static)", StaticEmbedder, "embed_ids"),
+        ("  storing facets", Store, "add_facets"),
     )
 
     def __init__(self) -> None:
@@ -116,6 +116,7 @@ class StageClock:
         self._originals: list[tuple[object, str, object]] = []
 
     def __enter__(self) -> Self:
+        self._started = time.thread_time()
         for label, owner, name in self.STAGES:
             original = owner.__dict__[name]
             self._originals.append((owner, name, original))
@@ -123,8 +124,20 @@ class StageClock:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.seconds[self.INDEXER] = time.thread_time() - self._started
         for owner, name, original in reversed(self._originals):
             setattr(owner, name, original)
+
+    def by_stage(self, cpu: float, readers: float) -> dict[str, float]:
+        """Every stage's CPU seconds, given the run's process + children CPU time and the readers' part of it."""
+        facets = self.seconds.get(self.STAGES[0][0], 0.0)
+        indexer = self.seconds[self.INDEXER]
+        stages = {"reading, splitting (reader processes)": readers,
+                  "graph inserts (hnswlib threads; the rest)": cpu - readers - facets - indexer,
+                  self.STAGES[0][0]: facets, self.INDEXER: indexer}
+        for label, _, _ in self.STAGES[1:]:
+            stages[label] = self.seconds.get(label, 0.0)
+        return stages
 
     def _timed(self, label: str, function):
         def timed(*args, **kwargs):
@@ -220,9 +233,7 @@ def index_and_measure(args: argparse.Namespace, scratch: Path) -> dict:
         with StageClock() as clock:
             report = idx.add([docs], method=args.method)
         wall, cpu = time.perf_counter() - started, cpu_seconds() - cpu_started
-        stages = {"reading, splitting (reader processes)": child_cpu_seconds() - readers_started,
-                  **{label: clock.seconds.get(label, 0.0) for label, _, _ in StageClock.STAGES}}
-        stages["other (indexer thread)"] = cpu - sum(v for k, v in stages.items() if not k.startswith(" "))
+        stages = clock.by_stage(cpu, child_cpu_seconds() - readers_started)
         sentences = idx.status().sentences
     result = {
         "files": args.files, "articles": articles, "text_mb": round(text_bytes / 1e6, 1), "method": args.method,
