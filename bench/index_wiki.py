@@ -35,7 +35,7 @@ from engine.facets.service import FacetWriter
 from engine.facets.space import FacetSpace
 from engine.store import postings
 from engine.store.database import Store
-from engine.store.vectors import HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH, HNSW_M, VectorIndex
+from engine.store.vectors import HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH, HNSW_M
 
 log = logging.getLogger("bench.index_wiki")
 
