@@ -3,8 +3,8 @@
 Each article of the WikiExtractor files (``<doc id= url= title=>`` ... ``</doc>``) is written as a ``.txt`` file into
 a scratch folder first, so the measurement covers the whole path a user's folder takes: walk, read, split, embed,
 write SQLite + FTS5, build the HNSW graph, calibrate; the indexing CPU time is split by stage (:class:`StageClock`).
-Then 200 queries (sentences drawn from the index, cut to their
-first words) measure latency, and HNSW recall@10 is checked against exact search over the stored vectors.
+Then 200 queries (sentences drawn from the index, cut to their first words) measure latency, and HNSW recall@10 is
+checked against exact search over the stored vectors.
 
 Usage: python bench/index_wiki.py [--files N] [--corpus DIR] [--method static] [--no-facets] [--keep DIR]
        python bench/index_wiki.py --keep DIR --queries-only   (latency and recall again on an index kept before)
