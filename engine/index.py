@@ -456,6 +456,10 @@ class _Run:
         self._flush()
         if self.facets is not None:
             self.facets.finish()
+        if not self.cancelled:  # a stopped run stops now; the next one compacts
+            # while the graph takes in the last batches on its own threads
+            self._report("saving", None)
+            self.store.compact_word_index()
         self._save()
         self.index._calibrate(self.embedder)
         self._report("done", None)

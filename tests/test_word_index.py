@@ -51,6 +51,7 @@ def small_segments(monkeypatch):
     monkeypatch.setattr(postings, "BLOCK_POSTINGS", 7)
     monkeypatch.setattr(postings, "MERGE_FANIN", 2)
     monkeypatch.setattr(postings, "FINAL_POSTINGS", 400)
+    monkeypatch.setattr(postings, "READ_AHEAD", 2)
 
 
 def test_ranks_as_fts5_through_batches_merges_deletions_and_rewrites(tmp_path, small_segments) -> None:
@@ -94,6 +95,92 @@ def test_mostly_deleted_final_segments_are_rewritten(tmp_path, small_segments) -
             assert_word_index_matches_fts5(store, query)
     finally:
         store.close()
+
+
+def _segments(store: Store) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Each segment's postings (keys, passages, counts) as its blocks hold them, in order."""
+    out = {}
+    for (segment,) in store.db.execute("SELECT id FROM lexical_segments ORDER BY id").fetchall():
+        parts = []
+        for terms_, ends, passages, counts in store.db.execute(
+            "SELECT terms, ends, passages, counts FROM lexical_blocks WHERE id >> 32 = ? ORDER BY id", [segment]
+        ):
+            runs = np.diff(np.frombuffer(ends, np.int32), prepend=0)
+            parts.append((np.repeat(np.frombuffer(terms_, np.int64), runs), np.frombuffer(passages, np.int32),
+                          np.frombuffer(counts, np.uint16)))
+        out[segment] = tuple(np.concatenate(p) for p in zip(*parts))
+    return out
+
+
+def test_compacting_merges_all_segments_block_by_block_into_what_one_sort_gives(tmp_path, small_segments) -> None:
+    rng = np.random.default_rng(4)
+    store = Store(tmp_path / "idx")
+    try:
+        _batches(store, rng, range(7))  # segments of 4, 2 and 1 batches (merges of two)
+        store.delete_paths(["/d2-1", "/d5-0"])
+        before = _segments(store)
+        assert len(before) > 2 and max(k.size for k, _, _ in before.values()) > 5 * postings.BLOCK_POSTINGS
+        dead = {r[0] for r in store.db.execute("SELECT passage_id FROM lexical_dead")}
+        # the reference: every segment's postings in segment order, one stable sort by key, the dead dropped
+        keys, passages, counts = (np.concatenate(p) for p in zip(*before.values()))
+        order = np.argsort(keys, kind="stable")
+        order = order[~np.isin(passages[order], list(dead))]
+        assert store.compact_word_index()
+        (after,) = _segments(store).values()
+        for got, want in zip(after, (keys[order], passages[order], counts[order])):
+            assert np.array_equal(got, want)
+        row = store.db.execute("SELECT level, postings, firsts, lasts FROM lexical_segments").fetchone()
+        assert row[0] == postings.FINAL_LEVEL and row[1] == order.size
+        starts = np.arange(0, order.size, postings.BLOCK_POSTINGS)
+        assert np.array_equal(np.frombuffer(row[2], np.int64), keys[order][starts])
+        assert np.array_equal(np.frombuffer(row[3], np.int64),
+                              keys[order][np.minimum(starts + postings.BLOCK_POSTINGS, order.size) - 1])
+        assert store.db.execute("SELECT count(*) FROM lexical_dead").fetchone()[0] == 0
+        for query in QUERIES:
+            assert_word_index_matches_fts5(store, query)
+    finally:
+        store.close()
+
+
+def test_compacting_waits_until_the_other_segments_add_up(tmp_path, small_segments, monkeypatch) -> None:
+    monkeypatch.setattr(postings, "FINAL_POSTINGS", 10**9)  # no merges but compaction's
+    monkeypatch.setattr(postings, "MERGE_FANIN", 10**6)
+    rng = np.random.default_rng(5)
+    store = Store(tmp_path / "idx")
+    try:
+        _batches(store, rng, range(6))
+        assert store.compact_word_index()  # six similar segments: well past the share
+        assert not store.compact_word_index()  # one segment: nothing to do
+        size = store.db.execute("SELECT postings FROM lexical_segments").fetchone()[0]
+        while True:
+            _write(store, rng, [f"/more{store.db.execute('SELECT count(*) FROM documents').fetchone()[0]}"])
+            sizes = [r[0] for r in store.db.execute("SELECT postings FROM lexical_segments")]
+            if sum(sizes) - size >= postings.COMPACT_SHARE * size:
+                break
+            assert not store.compact_word_index()  # a little more: left as it is
+        assert store.compact_word_index() and store.db.execute("SELECT count(*) FROM lexical_segments").fetchone()[0] == 1
+        for query in QUERIES:
+            assert_word_index_matches_fts5(store, query)
+    finally:
+        store.close()
+
+
+def test_an_indexing_run_ends_compacted_unless_cancelled(tmp_path, small_segments, monkeypatch) -> None:
+    monkeypatch.setattr(postings, "MERGE_FANIN", 10**6)  # a segment per batch
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    rng = np.random.default_rng(6)
+    for i in range(12):
+        (docs / f"{i}.txt").write_text(" ".join(_sentences(rng, 6, i)) + "\n")
+    config = IndexConfig(workers=0, batch_sentences=8)
+    with Index(tmp_path / "idx", config=config) as index:
+        stop = threading.Event()
+        index.add([docs], cancel=stop, progress=lambda p: stop.set() if p.files_done >= 6 else None)
+        assert index.store.db.execute("SELECT count(*) FROM lexical_segments").fetchone()[0] > 1
+        index.add([docs])
+        assert index.store.db.execute("SELECT count(*) FROM lexical_segments").fetchone()[0] == 1
+        for query in QUERIES:
+            assert_word_index_matches_fts5(index.store, query)
 
 
 def test_long_counts_and_a_passage_of_no_words(tmp_path) -> None:

@@ -557,6 +557,7 @@ class Store:
             with self.db.atomic():
                 if not rows:
                     postings.forget_unindexed(self.db.conn)
+                    postings.compact(self.db.conn)
                     self.db.execute("DELETE FROM meta WHERE key = ?", [postings.BACKFILL_META])
                     return
                 texts = self.passage_texts([r[0] for r in rows])
@@ -567,6 +568,12 @@ class Store:
             done += len(rows)
             if progress is not None:
                 progress(done, total)
+
+    def compact_word_index(self) -> bool:
+        """Merge the word index into one segment if an indexing run wrote enough to make it worth it
+        (:func:`engine.store.postings.compact`); returns whether it did."""
+        with self.db.atomic():
+            return postings.compact(self.db.conn)
 
     def _version(self) -> tuple[int, int]:
         """Changes when the database does: PRAGMA data_version moves when another connection commits,

@@ -10,7 +10,7 @@ this existed, until their word index is built (:func:`plan_backfill`).
 It lives in the index's SQLite database, written in the transactions that write the passages it describes, so a
 crash leaves both or neither, and readers see it under the same WAL snapshots as everything else:
 
-- ``lexical_segments``: one row per segment, never changed once written. Each indexing batch writes a segment of its
+- ``lexical_segments``: one row per segment, never changed once committed. Each indexing batch writes a segment of its
   passages; segments of a level are merged MERGE_FANIN at a time into one of the next level (tiered merging, as
   Lucene does) so that a query reads a few segments rather than hundreds. A row holds the segment's passages
   (``members``, int32), their lengths in words (int32) and documents (``owners``, int32), and the first and last
@@ -19,6 +19,9 @@ crash leaves both or neither, and readers see it under the same WAL snapshots as
   block's id is ``segment << 32 | number``. A block holds its distinct term keys (int64), where each key's run ends
   (int32), and the postings' passages (int32) and counts (uint16).
 - ``lexical_dead``: passages deleted since their segment was written; readers skip them, merges drop them.
+
+An indexing run that wrote much ends by merging all segments into one (:func:`compact`); merges read their segments a
+few blocks at a time, so even that one holds little in memory.
 
 Term keys are :func:`engine.search.terms.term_key` hashes of stems, so no vocabulary table is needed.
 """
@@ -39,12 +42,20 @@ log = logging.getLogger(__name__)
 
 # Postings per block: a rare word costs reading one block (~60 kB), a common one reads few rows per segment.
 BLOCK_POSTINGS = 8192
+# Blocks a merge reads of each segment at a time.
+READ_AHEAD = 8
 # Segments of one level merged together, and the size past which a merged segment merges no further: with ~770
 # passages per indexing batch that makes segments of ~0.1M, ~0.9M and ~7M postings, at most ~20 segments for the
-# 3.09M-sentence corpus, and no merge needs more than a few hundred MB at once.
+# 3.09M-sentence corpus.
 MERGE_FANIN = 8
 FINAL_POSTINGS = 4_000_000
 FINAL_LEVEL = 1_000
+# An indexing run ends by merging every segment into one (:func:`compact`) when the segments beside the largest hold
+# at least this share of its postings. A query reads a block or more per word from every segment, so after a bulk
+# load (the 3.09M-sentence corpus ended its run in 15 segments) one segment ranks a query's words in about half the
+# time; runs that add little leave the index alone until their segments add up, so each posting is rewritten a
+# logarithmic number of times.
+COMPACT_SHARE = 0.5
 # A segment is rewritten without its deleted passages once this share of its passages is deleted (merges drop them
 # too, but a final segment is never merged).
 PURGE_SHARE = 0.25
@@ -116,6 +127,18 @@ def forget_unindexed(conn: sqlite3.Connection) -> None:
                      [(int(p),) for p in dead[~np.isin(dead, held)]])
 
 
+def compact(conn: sqlite3.Connection) -> bool:
+    """Merge every segment into one when COMPACT_SHARE says the index is worth rewriting; returns whether it was."""
+    sizes = dict(conn.execute("SELECT id, postings FROM lexical_segments ORDER BY id").fetchall())
+    if len(sizes) < 2:
+        return False
+    largest = max(sizes.values())
+    if sum(sizes.values()) - largest < COMPACT_SHARE * largest:
+        return False
+    _merge(conn, list(sizes), FINAL_LEVEL)
+    return True
+
+
 def merge(conn: sqlite3.Connection) -> None:
     """Merge every level that has MERGE_FANIN segments, lowest first, and rewrite segments that are mostly deleted."""
     while True:
@@ -143,27 +166,43 @@ def _purge(conn: sqlite3.Connection) -> None:
 
 
 def _merge(conn: sqlite3.Connection, ids: list[int], level: int) -> None:
-    """Replace segments ``ids`` by one at ``level`` holding their live passages."""
-    parts = [_read(conn, segment) for segment in ids]
-    dead = _dead(conn)
-    members = np.concatenate([p.members for p in parts])
-    live = ~np.isin(members, dead)
-    keys = np.concatenate([p.keys for p in parts])
-    passages = np.concatenate([p.passages for p in parts])
-    counts = np.concatenate([p.counts for p in parts])
-    kept = ~np.isin(passages, members[~live])
-    # each part is sorted by key and no passage is in two parts: a stable sort by key keeps one run per key
-    order = np.argsort(keys[kept], kind="stable")
-    merged = _Postings(members[live], np.concatenate([p.lengths for p in parts])[live],
-                       np.concatenate([p.owners for p in parts])[live], keys[kept][order], passages[kept][order],
-                       counts[kept][order])
+    """Replace segments ``ids`` by one at ``level`` holding their live passages.
+
+    The segments are read a few blocks at a time and merged by key (:class:`_Source`), so a merge holds a few blocks
+    of each, never whole segments: merging the 3.09M-sentence corpus's 38M postings into one segment
+    (:func:`compact`) would otherwise need ~2.5 GB beside the graph at the end of an indexing run.
+    """
+    marks = ",".join("?" * len(ids))
+    heads = {r[0]: r[1:] for r in conn.execute(
+        f"SELECT id, members, lengths, owners FROM lexical_segments WHERE id IN ({marks})", ids)}
+    members, lengths, owners = (
+        _joined([np.frombuffer(heads[s][i], dtype=np.int32) for s in ids], np.int64) for i in range(3))
+    live = ~np.isin(members, _dead(conn))
+    gone = members[~live]
+    if live.any():
+        writer = _SegmentWriter(conn, level, members[live], lengths[live], owners[live])
+        sources = [_Source(conn, segment) for segment in ids]
+        while True:
+            open_ = [s for s in sources if not s.done]
+            # every key below the smallest last key held of an unfinished segment is complete in what is held
+            bound = min(int(s.keys[-1]) for s in open_) if open_ else None
+            keys, passages, counts = (np.concatenate(part) for part in zip(*(s.take(bound) for s in sources)))
+            # parts in segment order, each sorted by key: a stable sort keeps one run per key, segments in order
+            order = np.argsort(keys, kind="stable")
+            if gone.size:
+                order = order[~np.isin(passages[order], gone)]
+            writer.add(keys[order], passages[order], counts[order])
+            if not open_:
+                break
+            for source in open_:
+                if int(source.keys[-1]) == bound:  # all it holds is that key; its run may go on in the next block
+                    source.pull()
+        writer.close()
     for segment in ids:
         conn.execute("DELETE FROM lexical_blocks WHERE id BETWEEN ? AND ?", [segment << 32, (segment << 32) | 0xFFFFFFFF])
     conn.executemany("DELETE FROM lexical_segments WHERE id = ?", [(s,) for s in ids])
-    conn.executemany("DELETE FROM lexical_dead WHERE passage_id = ?", [(int(p),) for p in members[~live]])
-    if merged.members.size:
-        _write(conn, level, merged)
-    log.debug("merged word index segments %s into one of %d postings", ids, merged.keys.size)
+    conn.executemany("DELETE FROM lexical_dead WHERE passage_id = ?", [(int(p),) for p in gone])
+    log.debug("merged word index segments %s", ids)
 
 
 def _dead(conn: sqlite3.Connection) -> np.ndarray:
@@ -171,51 +210,112 @@ def _dead(conn: sqlite3.Connection) -> np.ndarray:
 
 
 def _write(conn: sqlite3.Connection, level: int, postings: _Postings) -> None:
-    """Insert one segment; its level becomes FINAL_LEVEL once it is large enough never to be merged."""
-    keys = postings.keys
-    starts = np.arange(0, keys.size, BLOCK_POSTINGS)
-    firsts = keys[starts] if keys.size else keys
-    lasts = keys[np.minimum(starts + BLOCK_POSTINGS, keys.size) - 1] if keys.size else keys
-    if keys.size >= FINAL_POSTINGS:
-        level = FINAL_LEVEL
-    segment = conn.execute(
-        "INSERT INTO lexical_segments(level, postings, size, members, lengths, owners, firsts, lasts) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [level, int(keys.size), int(postings.members.size), _int32(postings.members), _int32(postings.lengths),
-         _int32(postings.owners), firsts.astype(np.int64).tobytes(), lasts.astype(np.int64).tobytes()],
-    ).lastrowid
-    rows = []
-    for number, start in enumerate(starts.tolist()):
-        block = keys[start : start + BLOCK_POSTINGS]
-        runs = np.flatnonzero(np.concatenate(([True], block[1:] != block[:-1])))
-        rows.append((
-            (segment << 32) | number,
-            block[runs].astype(np.int64).tobytes(),
-            _int32(np.append(runs[1:], block.size)),
-            _int32(postings.passages[start : start + BLOCK_POSTINGS]),
-            np.minimum(postings.counts[start : start + BLOCK_POSTINGS], MAX_COUNT).astype(np.uint16).tobytes(),
-        ))
-    conn.executemany("INSERT INTO lexical_blocks(id, terms, ends, passages, counts) VALUES (?, ?, ?, ?, ?)", rows)
+    """Insert one segment."""
+    writer = _SegmentWriter(conn, level, postings.members, postings.lengths, postings.owners)
+    writer.add(postings.keys, postings.passages, postings.counts)
+    writer.close()
 
 
-def _read(conn: sqlite3.Connection, segment: int) -> _Postings:
-    """A whole segment, for merging."""
-    members, lengths, owners = conn.execute(
-        "SELECT members, lengths, owners FROM lexical_segments WHERE id = ?", [segment]).fetchone()
-    keys, passages, counts = [], [], []
-    for terms, ends, block_passages, block_counts in conn.execute(
-        "SELECT terms, ends, passages, counts FROM lexical_blocks WHERE id BETWEEN ? AND ? ORDER BY id",
-        [segment << 32, (segment << 32) | 0xFFFFFFFF],
-    ):
+class _SegmentWriter:
+    """Writes one segment's postings as they come, in key order, a block at a time; its level becomes FINAL_LEVEL
+    once it is large enough never to be merged."""
+
+    def __init__(self, conn: sqlite3.Connection, level: int, members: np.ndarray, lengths: np.ndarray,
+                 owners: np.ndarray) -> None:
+        self.conn, self.level = conn, level
+        self.segment = conn.execute(
+            "INSERT INTO lexical_segments(level, postings, size, members, lengths, owners, firsts, lasts) "
+            "VALUES (?, 0, ?, ?, ?, ?, x'', x'')",
+            [level, int(members.size), _int32(members), _int32(lengths), _int32(owners)],
+        ).lastrowid
+        self.firsts: list[int] = []
+        self.lasts: list[int] = []
+        self.held: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.held_size = 0
+        self.postings = 0
+
+    def add(self, keys: np.ndarray, passages: np.ndarray, counts: np.ndarray) -> None:
+        """Append postings whose keys are at or after every key added before."""
+        if keys.size:
+            self.held.append((keys, passages, counts))
+            self.held_size += keys.size
+        if self.held_size >= BLOCK_POSTINGS:
+            self._flush(whole_blocks_only=True)
+
+    def close(self) -> None:
+        """Write what is held and the segment's block directory."""
+        self._flush(whole_blocks_only=False)
+        level = FINAL_LEVEL if self.postings >= FINAL_POSTINGS else self.level
+        self.conn.execute(
+            "UPDATE lexical_segments SET level = ?, postings = ?, firsts = ?, lasts = ? WHERE id = ?",
+            [level, self.postings, np.array(self.firsts, dtype=np.int64).tobytes(),
+             np.array(self.lasts, dtype=np.int64).tobytes(), self.segment],
+        )
+
+    def _flush(self, *, whole_blocks_only: bool) -> None:
+        if not self.held:
+            return
+        keys, passages, counts = (np.concatenate(part) for part in zip(*self.held))
+        end = keys.size - keys.size % BLOCK_POSTINGS if whole_blocks_only else keys.size
+        rows = []
+        for start in range(0, end, BLOCK_POSTINGS):
+            block = keys[start : start + BLOCK_POSTINGS]
+            runs = np.flatnonzero(np.concatenate(([True], block[1:] != block[:-1])))
+            rows.append((
+                (self.segment << 32) | len(self.firsts),
+                block[runs].astype(np.int64).tobytes(),
+                _int32(np.append(runs[1:], block.size)),
+                _int32(passages[start : start + BLOCK_POSTINGS]),
+                np.minimum(counts[start : start + BLOCK_POSTINGS], MAX_COUNT).astype(np.uint16).tobytes(),
+            ))
+            self.firsts.append(int(block[0]))
+            self.lasts.append(int(block[-1]))
+            self.postings += block.size
+        self.conn.executemany("INSERT INTO lexical_blocks(id, terms, ends, passages, counts) VALUES (?, ?, ?, ?, ?)", rows)
+        self.held = [(keys[end:], passages[end:], counts[end:])] if end < keys.size else []
+        self.held_size = keys.size - end
+
+
+class _Source:
+    """One segment's postings for a merge, read a few blocks at a time in key order. ``keys``, ``passages`` and
+    ``counts`` are what is held: read, not yet taken."""
+
+    def __init__(self, conn: sqlite3.Connection, segment: int) -> None:
+        self.conn = conn
+        self.next_id, self.last_id = segment << 32, (segment << 32) | 0xFFFFFFFF
+        self.keys = np.zeros(0, np.int64)
+        self.passages = np.zeros(0, np.int64)
+        self.counts = np.zeros(0, np.int64)
+        self.rows: list[tuple] = []
+        self.done = False
+        self.pull()
+
+    def pull(self) -> None:
+        """Hold the segment's next block too, or mark the segment read to its end."""
+        if not self.rows:
+            # fetched whole: no statement stays open while the merge writes
+            self.rows = self.conn.execute(
+                "SELECT id, terms, ends, passages, counts FROM lexical_blocks WHERE id BETWEEN ? AND ? ORDER BY id "
+                "LIMIT ?", [self.next_id, self.last_id, READ_AHEAD]).fetchall()[::-1]  # popped from the end
+            if self.rows:
+                # deleted as read, so that the merged segment's blocks reuse their pages instead of growing the file
+                self.conn.execute("DELETE FROM lexical_blocks WHERE id BETWEEN ? AND ?", [self.next_id, self.rows[0][0]])
+                self.next_id = self.rows[0][0] + 1
+        if not self.rows:
+            self.done = True
+            return
+        _, terms, ends, passages, counts = self.rows.pop()
         runs = np.diff(np.frombuffer(ends, dtype=np.int32), prepend=0)
-        keys.append(np.repeat(np.frombuffer(terms, dtype=np.int64), runs))
-        passages.append(np.frombuffer(block_passages, dtype=np.int32))
-        counts.append(np.frombuffer(block_counts, dtype=np.uint16))
-    return _Postings(
-        np.frombuffer(members, dtype=np.int32).astype(np.int64), np.frombuffer(lengths, dtype=np.int32).astype(np.int64),
-        np.frombuffer(owners, dtype=np.int32).astype(np.int64), _joined(keys, np.int64), _joined(passages, np.int64),
-        _joined(counts, np.int64),
-    )
+        self.keys = np.concatenate([self.keys, np.repeat(np.frombuffer(terms, dtype=np.int64), runs)])
+        self.passages = np.concatenate([self.passages, np.frombuffer(passages, dtype=np.int32)])
+        self.counts = np.concatenate([self.counts, np.frombuffer(counts, dtype=np.uint16)])
+
+    def take(self, bound: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Give up the postings held with keys below ``bound`` (all of them: None)."""
+        cut = self.keys.size if bound is None else int(np.searchsorted(self.keys, bound, side="left"))
+        taken = self.keys[:cut], self.passages[:cut], self.counts[:cut]
+        self.keys, self.passages, self.counts = self.keys[cut:], self.passages[cut:], self.counts[cut:]
+        return taken
 
 
 def _joined(arrays: list[np.ndarray], dtype: type) -> np.ndarray:
