@@ -159,6 +159,10 @@ def test_compacting_waits_until_the_other_segments_add_up(tmp_path, small_segmen
                 break
             assert not store.compact_word_index()  # a little more: left as it is
         assert store.compact_word_index() and store.db.execute("SELECT count(*) FROM lexical_segments").fetchone()[0] == 1
+        _write(store, rng, ["/last"])
+        assert not store.compact_word_index()
+        with store.db.atomic():
+            assert postings.compact(store.db.conn, force=True)
         for query in QUERIES:
             assert_word_index_matches_fts5(store, query)
     finally:

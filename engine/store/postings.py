@@ -127,13 +127,14 @@ def forget_unindexed(conn: sqlite3.Connection) -> None:
                      [(int(p),) for p in dead[~np.isin(dead, held)]])
 
 
-def compact(conn: sqlite3.Connection) -> bool:
-    """Merge every segment into one when COMPACT_SHARE says the index is worth rewriting; returns whether it was."""
+def compact(conn: sqlite3.Connection, *, force: bool = False) -> bool:
+    """Merge every segment into one when COMPACT_SHARE says the index is worth rewriting (or ``force``: whenever
+    there are several); returns whether it was."""
     sizes = dict(conn.execute("SELECT id, postings FROM lexical_segments ORDER BY id").fetchall())
     if len(sizes) < 2:
         return False
     largest = max(sizes.values())
-    if sum(sizes.values()) - largest < COMPACT_SHARE * largest:
+    if not force and sum(sizes.values()) - largest < COMPACT_SHARE * largest:
         return False
     _merge(conn, list(sizes), FINAL_LEVEL)
     return True
@@ -169,8 +170,8 @@ def _merge(conn: sqlite3.Connection, ids: list[int], level: int) -> None:
     """Replace segments ``ids`` by one at ``level`` holding their live passages.
 
     The segments are read a few blocks at a time and merged by key (:class:`_Source`), so a merge holds a few blocks
-    of each, never whole segments: merging the 3.09M-sentence corpus's 38M postings into one segment
-    (:func:`compact`) would otherwise need ~2.5 GB beside the graph at the end of an indexing run.
+    of each, never whole segments: read whole, the 3.09M-sentence corpus's 38M postings (:func:`compact`) would be
+    int64 arrays of 0.9 GB and their sorted copies, beside the graph at the end of an indexing run.
     """
     marks = ",".join("?" * len(ids))
     heads = {r[0]: r[1:] for r in conn.execute(
