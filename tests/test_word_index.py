@@ -169,6 +169,33 @@ def test_compacting_waits_until_the_other_segments_add_up(tmp_path, small_segmen
         store.close()
 
 
+def test_a_compaction_that_fails_halfway_leaves_the_index_as_it_was(tmp_path, small_segments, monkeypatch) -> None:
+    rng = np.random.default_rng(7)
+    store = Store(tmp_path / "idx")
+    try:
+        _batches(store, rng, range(7))
+        before = _segments(store)
+        flush = postings._SegmentWriter._flush
+        calls = []
+
+        def failing(self, **kw):
+            calls.append(1)
+            if len(calls) == 3:  # some blocks written, some sources' blocks already deleted
+                raise OSError("disk full")
+            flush(self, **kw)
+
+        monkeypatch.setattr(postings._SegmentWriter, "_flush", failing)
+        with pytest.raises(OSError):
+            store.compact_word_index()
+        after = _segments(store)
+        assert after.keys() == before.keys()
+        assert all(np.array_equal(a, b) for s in before for a, b in zip(after[s], before[s]))
+        for query in QUERIES:
+            assert_word_index_matches_fts5(store, query)
+    finally:
+        store.close()
+
+
 def test_an_indexing_run_ends_compacted_unless_cancelled(tmp_path, small_segments, monkeypatch) -> None:
     monkeypatch.setattr(postings, "MERGE_FANIN", 10**6)  # a segment per batch
     docs = tmp_path / "docs"
