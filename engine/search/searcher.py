@@ -184,7 +184,7 @@ class Searcher:
             return docs, query_vectors, {t.stem: t for t in T.query_terms(query)}, None
         stems, df, best = words.result() if words is not None else self._lexical(query)
         for doc_id, (passage_id, score) in best.items():
-            doc = docs.setdefault(doc_id, _Doc(doc_id))
+            doc = _doc(docs, doc_id)
             doc.lex_passage, doc.lex_score = passage_id, score
         return docs, query_vectors, stems, df
 
@@ -213,7 +213,7 @@ class Searcher:
             doc_id, copies = keys[sid]
             boilerplate = _boilerplate(copies, documents)
             penalised = sim * (BOILERPLATE_PENALTY if boilerplate else 1.0)
-            doc = docs.setdefault(doc_id, _Doc(doc_id))
+            doc = _doc(docs, doc_id)
             if penalised > doc.sem_score:
                 doc.sem_score, doc.sem_cosine, doc.sem_sentence, doc.boilerplate = penalised, sim, sid, boilerplate
         return vectors  # the best sentences' rows are read for the documents weighed (:meth:`_candidates`)
@@ -299,7 +299,9 @@ class Searcher:
         candidates.update(self._candidates([d for d in part if d.doc_id not in candidates]))
         rows_by_id = {c["id"]: c for d in part for c in candidates[d.doc_id]}
         found = dict(zip(rows_by_id, T.stems_found([c["text"] for c in rows_by_id.values()], stem_set)))
-        mass = {sid: sum(idf.get(s, 0.0) for s in stems_in) for sid, stems_in in found.items()}
+        # rounded: the same words summed in another order (a set's) must tie, and ranking compares masses hundreds
+        # of times per query, so they are rounded once here
+        mass = {sid: round(sum(idf.get(s, 0.0) for s in stems_in), 6) for sid, stems_in in found.items()}
         # a cosine decides only between a document's sentences with the most query-word mass, and is shown for the
         # one picked: those few vectors are read, not the few hundred of every candidate (18 us each from the graph)
         cosines = self._cosines(query_vectors, sorted(
@@ -320,7 +322,7 @@ class Searcher:
             best = doc.sem_row
         else:
             # the sentence with most informative query words, then the most similar one
-            best = max(candidates, key=lambda c: (round(mass[c["id"]], 6), cosines.get(c["id"], -1.0)))
+            best = max(candidates, key=lambda c: (mass[c["id"]], cosines.get(c["id"], -1.0)))
             if mass[best["id"]] == 0 and doc.sem_sentence is not None:
                 best = doc.sem_row
         matched = set().union(*(found[c["id"]] for c in candidates))
@@ -417,6 +419,14 @@ def _word_ranker() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(WORD_RANKERS, thread_name_prefix="quire-words")
 
 
+def _doc(docs: dict[int, _Doc], doc_id: int) -> _Doc:
+    """The evidence gathered so far for ``doc_id``, new if none (``setdefault`` would build one per hit)."""
+    doc = docs.get(doc_id)
+    if doc is None:
+        doc = docs[doc_id] = _Doc(doc_id)
+    return doc
+
+
 def _boilerplate(copies: int, documents: int) -> bool:
     """Whether a sentence found in ``copies`` of the index's ``documents`` is boilerplate."""
     return copies >= BOILERPLATE_DOCS or (copies >= BOILERPLATE_MIN_DOCS and copies / documents >= BOILERPLATE_SHARE)
@@ -431,8 +441,8 @@ def _contenders(doc: _Doc, candidates: list[dict], mass: dict[int, float], mode:
     at the most query-word ``mass``, and the best semantic sentence."""
     ids = [doc.sem_row["id"]] if doc.sem_row is not None else []
     if candidates and mode is not Mode.SEMANTIC:
-        top = max(round(mass[c["id"]], 6) for c in candidates)
-        ids += [c["id"] for c in candidates if round(mass[c["id"]], 6) == top]
+        top = max(mass[c["id"]] for c in candidates)
+        ids += [c["id"] for c in candidates if mass[c["id"]] == top]
     return ids
 
 
