@@ -340,7 +340,7 @@ class _Run:
     def __init__(self, index: Index, embedder: Embedder, progress: ProgressCallback | None,
                  cancel: threading.Event | None) -> None:
         self.index, self.store, self.embedder = index, index.store, embedder
-        self.vectors = index._vector_index(embedder)
+        self._vectors: VectorIndex | None = None
         # facets live in the static model's word space whatever the index's method (engine.facets)
         self.facets = FacetWriter.open(self.store) if index.config.facets else None
         self.config = index.config
@@ -354,6 +354,18 @@ class _Run:
         self._started = time.monotonic()
         self._done = 0
         self._total = 0
+
+    @property
+    def vectors(self) -> VectorIndex:
+        """The method's graph, loaded when first needed: a run that finds nothing changed neither reads nor writes
+        it (on the 3.09M-sentence corpus, loading took 6.5 s and saving 14 s of a 29 s run that changed nothing)."""
+        if self._vectors is None:
+            self._vectors = self.index._vector_index(self.embedder)
+        return self._vectors
+
+    def _remove_vectors(self, ids: Sequence[int]) -> None:
+        if len(ids):
+            self.vectors.remove(ids)
 
     def run(self, roots: list[str]) -> None:
         jobs = self._plan(roots)
@@ -380,12 +392,14 @@ class _Run:
         self._report("scanning", None)
         found: set[str] = set()
         jobs: list[tuple[str, str | None]] = []
+        # every record under the roots in one read, rather than one query per file walked
+        known = {d["path"]: d for r in roots for d in self.store.documents(r)}
         for item in walk([Path(r) for r in roots], rules):
             path = str(item.path)
             if item.problem == "not found":
                 continue
             found.add(path)
-            record = self.store.document(path)
+            record = known.get(path)
             if item.problem:
                 self._unindexed(Extracted(path, 0, 0.0, "", status=item.status, reason=item.problem))
                 continue
@@ -400,9 +414,9 @@ class _Run:
                 continue
             # a failed file is read again even if its bytes are the same: the cause may have been passing
             jobs.append((path, record["hash"] if record and record["status"] != "failed" else None))
-        vanished = [d["path"] for r in roots for d in self.store.documents(r) if d["path"] not in found]
+        vanished = [path for path in known if path not in found]
         if vanished:
-            self.vectors.remove(self.store.delete_paths(vanished))
+            self._remove_vectors(self.store.delete_paths(vanished))
             self.removed += len(vanished)
         return jobs
 
@@ -421,7 +435,7 @@ class _Run:
     def _unindexed(self, outcome: Extracted) -> None:
         removed = self.store.record_unindexed(outcome.path, outcome.size, outcome.mtime, outcome.hash,
                                               outcome.status, outcome.reason or "")
-        self.vectors.remove(removed)
+        self._remove_vectors(removed)
         self.issues.append(FileIssue(outcome.path, outcome.status, outcome.reason or ""))
 
     def _flush(self) -> None:
@@ -438,7 +452,7 @@ class _Run:
         else:
             vectors = self.embedder.encode(texts)
         removed, new_ids = self.store.write_documents(docs, vectors, self.embedder.name)
-        self.vectors.remove(removed)
+        self._remove_vectors(removed)
         self.vectors.add_later(new_ids, vectors)  # the graph grows while the next batch is read and written
         if self.facets is not None:
             self.facets.write(docs, new_ids, ids)
@@ -448,8 +462,10 @@ class _Run:
             self._save()
 
     def _save(self) -> None:
+        if self._vectors is None:
+            return  # not loaded: nothing in it changed
         self._report("saving", None)
-        self.vectors.save(int(self.store.get_meta("generation", 0)))
+        self._vectors.save(int(self.store.get_meta("generation", 0)))
         self._last_save = time.monotonic()
 
     def _finish(self) -> None:

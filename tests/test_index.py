@@ -132,6 +132,25 @@ def test_reindex_reads_only_what_changed(corpus: Path, index_dir: Path) -> None:
         assert idx.store.stats()["sentences"] == vector_consistency(idx)[0]
 
 
+def test_a_run_that_changes_no_sentence_leaves_the_graph_file_alone(corpus: Path, index_dir: Path) -> None:
+    graph = index_dir / "hnsw-static.bin"
+    with open_index(index_dir) as idx:
+        idx.add([corpus])
+    written = graph.stat()
+    touched = corpus / "finance" / "budget.txt"
+    os.utime(touched, (1_600_000_000, 1_600_000_000))  # new mtime, same bytes
+    with open_index(index_dir, create=False) as idx:
+        assert idx.add().unchanged == 5
+        assert (graph.stat().st_ino, graph.stat().st_mtime_ns) == (written.st_ino, written.st_mtime_ns)
+        assert paths(idx.search(RIGEL, k=1, mode="semantic")) == ["rigel.txt"]
+        (corpus / "astronomy" / "rigel.txt").write_text(PORPOISE, encoding="utf-8")
+        assert idx.add().documents == 1
+    assert graph.stat().st_ino != written.st_ino
+    with open_index(index_dir, create=False) as idx:
+        assert vector_consistency(idx) == (idx.store.sentence_count(),) * 2
+        assert "rigel.txt" in paths(idx.search(PORPOISE, k=2, mode="semantic"))
+
+
 def test_deleted_file_disappears_from_every_mode(corpus: Path, index_dir: Path) -> None:
     with open_index(index_dir) as idx:
         idx.add([corpus])

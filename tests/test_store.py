@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -247,3 +249,22 @@ def test_a_split_bm25_scan_finds_the_same_passages_with_the_same_scores(store, m
         assert store.bm25(match, 1000, parts=parts) == whole
         assert [r[2] for r in store.bm25(match, 5, parts=parts)] == [r[2] for r in whole[:5]]
     assert len(store._opened_readers) == min(parts, 8) - 1
+
+
+def test_vector_index_writes_its_graph_only_when_it_changed(store):
+    index, ids, _ = _graph(store, 20, seed=4)
+    written = index.path.stat()
+    index.save(41)  # the database moved on without touching this method's vectors (say, a file was only touched)
+    assert index.path.stat().st_mtime_ns == written.st_mtime_ns and index.path.stat().st_ino == written.st_ino
+    assert json.loads(index.sidecar.read_text())["generation"] == 41
+    reopened = VectorIndex(store.folder, "m", "fp", 8)
+    store.set_meta("generation", 41)
+    reopened.open(store)  # the sidecar's generation is the database's: loaded as it is, not caught up
+    assert reopened.path.stat().st_ino == written.st_ino and reopened.live_count == 20
+    reopened.remove(ids[:1])
+    reopened.save(42)
+    assert reopened.path.stat().st_ino != written.st_ino
+    again = VectorIndex(store.folder, "m", "fp", 8)
+    store.set_meta("generation", 42)
+    again.open(store)
+    assert again.live_count == 19
