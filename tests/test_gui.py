@@ -492,3 +492,26 @@ def test_enter_on_a_pdf_passage_falls_back_to_the_default_application(qtbot, win
     assert top.sentence == PDF_PAGE2_SENTENCE and top.page == 2
     qtbot.keyClick(window.search_box, Qt.Key.Key_Return)
     assert [u.toLocalFile() for u in opened] == [str(pdf.resolve())]
+
+
+def test_search_worker_keeps_its_graph_after_a_run_that_changed_nothing(qtbot, tmp_path: Path) -> None:
+    from app.gui.workers import Generations, SearchWorker
+    from engine import Index, IndexConfig
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Rigel is a blue supergiant star in the constellation of Orion.", encoding="utf-8")
+    with Index(tmp_path / "index", config=IndexConfig(workers=0)) as writer:
+        writer.add([docs])
+        worker = SearchWorker(tmp_path / "index", Generations())
+        opened = worker._open()
+        writer.add()
+        with qtbot.waitSignal(worker.reloaded):
+            worker.reload()
+        assert worker._index is opened
+        (docs / "b.txt").write_text("Porpoises hunt fish by echolocation.", encoding="utf-8")
+        writer.add()
+        with qtbot.waitSignal(worker.reloaded):
+            worker.reload()
+        assert worker._index is not opened
+        worker.close()

@@ -151,6 +151,19 @@ def test_a_run_that_changes_no_sentence_leaves_the_graph_file_alone(corpus: Path
         assert "rigel.txt" in paths(idx.search(PORPOISE, k=2, mode="semantic"))
 
 
+def test_a_reader_knows_whether_a_run_changed_what_it_loaded(corpus: Path, index_dir: Path) -> None:
+    with open_index(index_dir) as writer:
+        writer.add([corpus])
+        with open_index(index_dir, create=False) as reader:
+            assert paths(reader.search(RIGEL, k=1, mode="semantic")) == ["rigel.txt"]  # its graph is loaded now
+            os.utime(corpus / "finance" / "budget.txt", (1_600_000_000, 1_600_000_000))
+            writer.add()
+            assert reader.is_current()
+            (corpus / "astronomy" / "rigel.txt").write_text(PORPOISE, encoding="utf-8")
+            writer.add()
+            assert not reader.is_current()
+
+
 def test_deleted_file_disappears_from_every_mode(corpus: Path, index_dir: Path) -> None:
     with open_index(index_dir) as idx:
         idx.add([corpus])

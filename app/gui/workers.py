@@ -150,6 +150,9 @@ class SearchWorker(_IndexReader):
         """
         from engine.errors import IndexNotFoundError
 
+        if self._index is not None and self._index.is_current():
+            self.reloaded.emit()  # the run changed no sentence: the graph already loaded is the index's
+            return
         # the new connection opens before the old one closes: closing the last connection checkpoints the WAL,
         # which at the end of a run takes a fifth of a second with the interpreter lock held (the window froze)
         old, self._index = self._index, None
