@@ -35,7 +35,7 @@ from engine.facets.service import FacetWriter
 from engine.facets.space import FacetSpace
 from engine.store import postings
 from engine.store.database import Store
-from engine.store.vectors import HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH, HNSW_M
+from engine.store.vectors import GRAPH_DIM, HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH, HNSW_M, PROJECT_FROM, RERANK
 
 log = logging.getLogger("bench.index_wiki")
 
@@ -295,7 +295,8 @@ def main() -> None:
         if args.keep is None:
             shutil.rmtree(scratch, ignore_errors=True)
     result.update({
-        "hnsw": {"M": HNSW_M, "ef_construction": HNSW_EF_CONSTRUCTION, "ef_search": HNSW_EF_SEARCH},
+        "hnsw": {"M": HNSW_M, "ef_construction": HNSW_EF_CONSTRUCTION, "ef_search": HNSW_EF_SEARCH,
+                 "graph_dim": GRAPH_DIM, "reduced_from": PROJECT_FROM, "rerank": RERANK},
         "machine": {"cpus": __import__("os").cpu_count(), "python": platform.python_version()},
         "targets": TARGETS,
     })

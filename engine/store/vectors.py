@@ -1,5 +1,8 @@
 """The HNSW side of an index: one hnswlib graph per embedding method, labels = sentence ids.
 
+A large graph is held in fewer dimensions than its vectors, with the full vectors beside it to score what it finds
+(see GRAPH_DIM).
+
 The vectors in SQLite are the source of truth. The graph file carries a sidecar recording the database generation
 it matches; on open, a graph that is missing, unreadable, built for another method or behind the database is caught
 up (added/removed differences) or rebuilt, so a crash between a database commit and a graph save loses nothing.
@@ -7,6 +10,7 @@ up (added/removed differences) or rebuilt, so a crash between a database commit 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import threading
@@ -18,6 +22,7 @@ import hnswlib
 import numpy as np
 
 from engine.store.database import Store
+from engine.store.fullrows import FullRows
 from engine.store.hugepages import advise_large_mappings
 
 log = logging.getLogger(__name__)
@@ -47,6 +52,19 @@ ADD_CHUNK = 4096
 ADD_THREADS = -1
 # Marked-deleted elements still cost memory and search time; past this share the graph is rebuilt.
 REBUILD_DELETED_SHARE = 0.3
+# A graph past PROJECT_FROM vectors holds them cut to their first GRAPH_DIM principal components (fitted on those
+# first vectors) and finds RERANK candidates there, which the full vectors (engine.store.fullrows) then score
+# exactly; smaller graphs hold full vectors. Inserting is bound by reading neighbours' vectors, and these are half
+# the size. Built alone from the 3.09M static vectors of the Wikipedia index (200 queries as bench/index_wiki.py
+# draws them), the graph took 622 CPU-s at 128 dimensions and 863 at 256, and a search at ef_search 2500 6.8 ms
+# (reranking 200 included) against 8.7 ms; recall@10 counting ties was 0.964 against 0.967 (0.895 / 0.898 by id).
+# At 600k vectors 64 dimensions lost too much (0.92 reranking 400) and 96 some (0.983 against 0.993 at 128,
+# reranking 200 / 400); a basis fitted on the first 20k vectors did as well as one fitted on a random 100k, and one
+# fitted on the first 4k lost 0.006. Reducing inserts the first 20k vectors again, which a small index feels: on 46k
+# sentences (bench/index_wiki.py --files 6) the graph's CPU went from 10.2 to 14.4 s.
+GRAPH_DIM = 128
+PROJECT_FROM = 20_000
+RERANK = 200
 
 
 class VectorIndex:
@@ -54,10 +72,16 @@ class VectorIndex:
 
     def __init__(self, folder: Path, method: str, fingerprint: str, dim: int) -> None:
         self.path = folder / f"hnsw-{method}.bin"
+        # a reduced graph has its own file, so that a crash between writing it and the sidecar leaves the sidecar
+        # naming the graph it was written with
+        self.reduced_path = folder / f"hnsw-{method}.reduced.bin"
+        self.rows_path = folder / f"hnsw-{method}.rows.npz"
         self.sidecar = folder / f"hnsw-{method}.json"
         self.method, self.fingerprint, self.dim = method, fingerprint, dim
         self._lock = threading.Lock()
         self._index: hnswlib.Index | None = None
+        self._basis: np.ndarray | None = None  # (dim, GRAPH_DIM) once the graph is reduced
+        self._rows: FullRows | None = None
         self._deleted = 0
         self._queued: Future | None = None
         # whether the graph in memory differs from its file: saving 3.6 GB that did not change took 14 s
@@ -71,10 +95,10 @@ class VectorIndex:
         if info and self._matches(info) and self._load(info):
             if info.get("generation") == generation:
                 return
-            log.info("vector index %s is behind the database; catching up", self.path.name)
+            log.info("vector index %s is behind the database; catching up", self.sidecar.stem)
             self._catch_up(store)
         else:
-            log.info("building vector index %s from stored vectors", self.path.name)
+            log.info("building vector index %s from stored vectors", self.sidecar.stem)
             self._rebuild(store)
         if self._index is not None and self._deleted > REBUILD_DELETED_SHARE * max(1, self._index.element_count):
             self._rebuild(store)
@@ -87,24 +111,31 @@ class VectorIndex:
             return None
 
     def _matches(self, info: dict) -> bool:
-        return info.get("fingerprint") == self.fingerprint and info.get("dim") == self.dim and self.path.exists()
+        graph = self.reduced_path if info.get("basis") else self.path
+        return info.get("fingerprint") == self.fingerprint and info.get("dim") == self.dim and graph.exists()
 
     def _load(self, info: dict) -> bool:
-        index = hnswlib.Index(space="ip", dim=self.dim)
+        rows, basis, graph = None, None, self.path
         try:
-            index.load_index(str(self.path), max_elements=int(info.get("capacity", 0)) or 0)
+            if info.get("basis"):
+                graph = self.reduced_path
+                rows, basis = FullRows.load(self.rows_path, self.dim)
+                if _digest(basis) != info["basis"]:
+                    raise ValueError("basis differs from the one the sidecar names")
+            index = hnswlib.Index(space="ip", dim=self.dim if basis is None else basis.shape[1])
+            index.load_index(str(graph), max_elements=int(info.get("capacity", 0)) or 0)
         except (RuntimeError, OSError, ValueError) as e:
-            log.warning("vector index %s unreadable (%s); rebuilding", self.path.name, e)
+            log.warning("vector index %s unreadable (%s); rebuilding", graph.name, e)
             return False
         index.set_ef(HNSW_EF_SEARCH)
         advise_large_mappings()  # for what the graph grows into; khugepaged may merge the loaded pages later
-        self._index = index
+        self._index, self._rows, self._basis = index, rows, basis
         self._deleted = int(info.get("deleted", 0))
         self._unsaved = False
         return True
 
     def _new_index(self, capacity: int) -> hnswlib.Index:
-        index = hnswlib.Index(space="ip", dim=self.dim)
+        index = hnswlib.Index(space="ip", dim=self.dim if self._basis is None else self._basis.shape[1])
         index.init_index(max_elements=max(1024, capacity), M=HNSW_M, ef_construction=HNSW_EF_CONSTRUCTION, random_seed=42)
         index.set_ef(HNSW_EF_SEARCH)
         advise_large_mappings()  # inserting is bound by memory latency (engine.store.hugepages)
@@ -113,7 +144,9 @@ class VectorIndex:
     def _rebuild(self, store: Store) -> None:
         self.wait()
         with self._lock:
+            # a basis fitted before is kept: it describes the method's vectors, not the graph
             self._index = self._new_index(int(store.sentence_count() * 1.2))  # a hint: inserts grow it as needed
+            self._rows = None if self._basis is None else FullRows(self.dim)
             self._deleted = 0
             self._unsaved = True
         for ids, vectors in store.vector_batches(self.method):
@@ -138,16 +171,23 @@ class VectorIndex:
         with self._lock:
             if self._index is None:
                 return
+            graph, stale = (self.path, (self.reduced_path, self.rows_path)) if self._basis is None else (
+                self.reduced_path, (self.path,))
             if self._unsaved:
-                tmp = self.path.with_suffix(".tmp")
+                if self._rows is not None:
+                    self._rows.save(self.rows_path, self._basis)  # before the graph: rows for all it holds
+                tmp = graph.with_suffix(".tmp")
                 self._index.save_index(str(tmp))
-                tmp.replace(self.path)
+                tmp.replace(graph)
                 self._unsaved = False
             info = {"method": self.method, "fingerprint": self.fingerprint, "dim": self.dim,
-                    "generation": generation, "capacity": self._index.get_max_elements(), "deleted": self._deleted}
+                    "generation": generation, "capacity": self._index.get_max_elements(), "deleted": self._deleted,
+                    "basis": None if self._basis is None else _digest(self._basis)}
         tmp_json = self.sidecar.with_suffix(".tmp")
         tmp_json.write_text(json.dumps(info))
         tmp_json.replace(self.sidecar)
+        for path in stale:  # the files of the graph's other form, now that the sidecar no longer names them
+            path.unlink(missing_ok=True)
 
     # -- changes ----------------------------------------------------------------------------------------------
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
@@ -183,13 +223,38 @@ class VectorIndex:
         self._unsaved = True
         for start in range(0, ids.size, ADD_CHUNK):
             chunk_ids = ids[start : start + ADD_CHUNK]
+            chunk = np.ascontiguousarray(vectors[start : start + ADD_CHUNK], dtype=np.float32)
             with self._lock:
                 needed = self._index.element_count + chunk_ids.size
+                if self._basis is None and self.dim > GRAPH_DIM and needed >= PROJECT_FROM:
+                    self._reduce(chunk)
                 if needed > self._index.get_max_elements():
                     self._index.resize_index(max(needed, int(self._index.get_max_elements() * 1.5)))
                     advise_large_mappings()
-                self._index.add_items(np.ascontiguousarray(vectors[start : start + ADD_CHUNK], dtype=np.float32),
-                                      chunk_ids, num_threads=ADD_THREADS)
+                if self._rows is not None:
+                    self._rows.add(chunk_ids, chunk)
+                self._index.add_items(self._project(chunk), chunk_ids, num_threads=ADD_THREADS)
+
+    def _reduce(self, incoming: np.ndarray) -> None:
+        """Fit the basis on the graph's vectors and ``incoming``, and rebuild the graph in it (under the lock)."""
+        labels = np.sort(np.asarray(self._index.get_ids_list(), dtype=np.int64))  # rows by label: no lookup sorts
+        labels, held = self._graph_items(labels)
+        sample = np.concatenate([held, incoming])
+        # uncentred projection, renormalised: the graph's inner products rank as cosines in the reduced space
+        self._basis = np.linalg.svd(sample - sample.mean(0), full_matrices=False)[2][:GRAPH_DIM].T.astype(np.float32)
+        self._index = self._new_index(self._index.get_max_elements())
+        self._rows = FullRows(self.dim)
+        self._deleted = 0
+        if labels.size:
+            self._rows.add(labels, held)
+            self._index.add_items(self._project(held), labels, num_threads=ADD_THREADS)
+
+    def _project(self, vectors: np.ndarray) -> np.ndarray:
+        if self._basis is None:
+            return vectors
+        reduced = vectors @ self._basis
+        reduced /= np.maximum(np.linalg.norm(reduced, axis=1, keepdims=True), 1e-12)
+        return reduced
 
     def remove(self, ids: np.ndarray | list[int]) -> None:
         """Hide sentences from search (hnswlib ``mark_deleted``); already-hidden or unknown ids are ignored."""
@@ -206,6 +271,8 @@ class VectorIndex:
                     self._unsaved = True
                 except RuntimeError:
                     pass  # not present, or deleted before
+            if self._rows is not None:
+                self._rows.drop(ids)
 
     # -- queries ----------------------------------------------------------------------------------------------
     @property
@@ -221,20 +288,29 @@ class VectorIndex:
         graph holds every vector in memory, the very ones its searches score.
         """
         wanted = np.asarray(ids, dtype=np.int64)
+        if self._index is None or wanted.size == 0:
+            return np.zeros(0, np.int64), np.zeros((0, self.dim), np.float32)
+        with self._lock:
+            if self._rows is not None:
+                return self._rows.get(wanted)
+            return self._graph_items(wanted)
+
+    def _graph_items(self, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, vectors) the graph holds of ``wanted`` (under the lock)."""
+        if wanted.size == 0:
+            return wanted, np.zeros((0, self._index.dim), np.float32)
+        try:
+            return wanted, self._index.get_items(wanted, return_type="numpy").reshape(-1, self._index.dim)
+        except RuntimeError:
+            pass  # some are not in the graph: take them one at a time
         found, rows = [], []
-        if self._index is not None and wanted.size:
-            with self._lock:
-                try:
-                    return wanted, self._index.get_items(wanted, return_type="numpy")
-                except RuntimeError:
-                    pass  # some are not in the graph: take them one at a time
-                for label in wanted.tolist():
-                    try:
-                        rows.append(self._index.get_items([label], return_type="numpy")[0])
-                        found.append(label)
-                    except RuntimeError:
-                        continue
-        return np.array(found, dtype=np.int64), np.stack(rows) if rows else np.zeros((0, self.dim), np.float32)
+        for label in wanted.tolist():
+            try:
+                rows.append(self._index.get_items([label], return_type="numpy")[0])
+                found.append(label)
+            except RuntimeError:
+                continue
+        return np.array(found, dtype=np.int64), np.stack(rows) if rows else np.zeros((0, self._index.dim), np.float32)
 
     def search(self, query: np.ndarray, k: int, ef: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(sentence ids, cosine similarities) of the ``k`` nearest sentences, best first."""
@@ -243,16 +319,26 @@ class VectorIndex:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
         query = np.asarray(query, dtype=np.float32).reshape(1, -1)
         with self._lock:
-            self._index.set_ef(max(ef or HNSW_EF_SEARCH, k))
+            wanted = k if self._rows is None else min(max(k, RERANK), self.live_count)
+            self._index.set_ef(max(ef or HNSW_EF_SEARCH, wanted))
             while True:
                 try:
-                    labels, distances = self._index.knn_query(query, k=k)
+                    labels, distances = self._index.knn_query(self._project(query), k=wanted)
                     break
                 except RuntimeError:
                     # hnswlib refuses when it reaches fewer than k live elements: the count of deleted ones can run
                     # ahead of the graph after a crash, so ask for fewer rather than fail the query
-                    if k == 1:
+                    if wanted == 1:
                         return np.zeros(0, np.int64), np.zeros(0, np.float32)
-                    k //= 2
-        # hnswlib's "ip" distance is 1 - dot product
-        return labels[0].astype(np.int64), (1.0 - distances[0]).astype(np.float32)
+                    wanted //= 2
+            if self._rows is None:
+                # hnswlib's "ip" distance is 1 - dot product
+                return labels[0].astype(np.int64), (1.0 - distances[0]).astype(np.float32)
+            found, vectors = self._rows.get(labels[0].astype(np.int64))
+        sims = vectors @ query[0]
+        best = np.argsort(-sims, kind="stable")[:k]
+        return found[best], sims[best].astype(np.float32)
+
+
+def _digest(basis: np.ndarray) -> str:
+    return hashlib.sha1(np.ascontiguousarray(basis, dtype=np.float32).tobytes()).hexdigest()[:16]

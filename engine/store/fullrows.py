@@ -1,0 +1,120 @@
+"""Full-dimension vectors beside a graph that holds fewer dimensions.
+
+A large graph is built on its vectors' leading principal components (engine.store.vectors): inserting and walking
+it read half the memory. Its answers are candidates only; these rows score them exactly, and give a hybrid query
+the cosines of its lexical hits without a random database read for each.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from engine.store.database import VECTOR_DTYPE
+
+
+class FullRows:
+    """Vectors by label (sentence id), appended as the graph grows, hidden as it marks labels deleted."""
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self._labels = np.zeros(0, np.int64)
+        self._matrix = np.zeros((0, dim), VECTOR_DTYPE)
+        self._alive = np.zeros(0, bool)
+        self._count = 0
+        # rows in label order: the identity while labels only ever grew (an indexing run appends rising sentence
+        # ids), else an argsort made on the first lookup after a change
+        self._ascending = True
+        self._order: np.ndarray | None = None
+        self._ordered = self._labels
+
+    def __len__(self) -> int:
+        return self._count
+
+    def add(self, labels: np.ndarray, vectors: np.ndarray) -> None:
+        """Append rows; a label added again (a catch-up after a crash) supersedes its earlier row."""
+        labels = np.asarray(labels, dtype=np.int64)
+        if labels.size == 0:
+            return
+        self._reserve(self._count + labels.size)
+        end = self._count + labels.size
+        rising = bool(np.all(np.diff(labels) > 0))
+        if not (rising and (self._count == 0 or labels[0] > self._labels[self._count - 1])):
+            self._ascending = False
+        self._labels[self._count : end] = labels
+        self._matrix[self._count : end] = vectors
+        self._alive[self._count : end] = True
+        self._count = end
+        self._order = None
+
+    def _reserve(self, rows: int) -> None:
+        if rows <= self._labels.size:
+            return
+        capacity = max(rows, int(self._labels.size * 1.5), 1024)
+        for name in ("_labels", "_matrix", "_alive"):
+            old = getattr(self, name)
+            grown = np.zeros((capacity, *old.shape[1:]), old.dtype)
+            grown[: self._count] = old[: self._count]
+            setattr(self, name, grown)
+
+    def drop(self, labels: Sequence[int] | np.ndarray) -> None:
+        """Hide rows from :meth:`get` (unknown labels are ignored)."""
+        rows = self._rows(np.asarray(labels, dtype=np.int64))
+        self._alive[rows[rows >= 0]] = False
+
+    def get(self, labels: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(labels, float32 vectors) of the live rows among ``labels``, in the order asked."""
+        wanted = np.asarray(labels, dtype=np.int64)
+        rows = self._rows(wanted)
+        found = rows >= 0
+        found[found] = self._alive[rows[found]]
+        return wanted[found], self._matrix[rows[found]].astype(np.float32)
+
+    def _rows(self, labels: np.ndarray) -> np.ndarray:
+        """Row of each label, -1 where absent."""
+        order, ordered = self._sorted()
+        if order.size == 0:
+            return np.full(labels.size, -1, np.int64)
+        at = np.minimum(np.searchsorted(ordered, labels), order.size - 1)
+        return np.where(ordered[at] == labels, order[at], -1)
+
+    def _sorted(self) -> tuple[np.ndarray, np.ndarray]:
+        """(rows in label order, their labels)."""
+        if self._order is None:
+            if self._ascending:
+                self._order = np.arange(self._count)
+            else:
+                # stable, and the last of equal labels kept: a re-added label's newest row wins
+                order = np.argsort(self._labels[: self._count], kind="stable")
+                keep = np.append(self._labels[order][1:] != self._labels[order][:-1], True)
+                self._order = order[keep]
+            self._ordered = self._labels[: self._count] if self._ascending else self._labels[self._order]
+        return self._order, self._ordered
+
+    # -- persistence ------------------------------------------------------------------------------------------
+    def save(self, path: Path, basis: np.ndarray) -> None:
+        """Write the rows and the basis the graph was reduced with (atomically: a temporary file, then renamed)."""
+        tmp = path.with_suffix(".tmp")
+        with tmp.open("wb") as f:
+            n = self._count
+            np.savez(f, labels=self._labels[:n], vectors=self._matrix[:n], alive=self._alive[:n], basis=basis)
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path: Path, dim: int) -> tuple[FullRows, np.ndarray]:
+        """(rows, basis) as saved; OSError or ValueError when the file is missing, damaged or of another size."""
+        try:
+            with np.load(path) as data:
+                labels, matrix, alive, basis = data["labels"], data["vectors"], data["alive"], data["basis"]
+        except (zipfile.BadZipFile, KeyError, EOFError) as e:
+            raise ValueError(f"{path.name} is damaged ({e})") from e
+        if matrix.ndim != 2 or matrix.shape[1] != dim or not (labels.size == matrix.shape[0] == alive.size):
+            raise ValueError(f"{path.name} holds vectors of another shape")
+        rows = cls(dim)
+        # taken as loaded, not copied: at full size the matrix is over a gigabyte
+        rows._labels, rows._matrix, rows._alive, rows._count = labels, matrix, alive, labels.size
+        rows._ascending = bool(np.all(np.diff(labels) > 0))
+        return rows, basis.astype(np.float32)
