@@ -14,6 +14,7 @@ import numpy as np
 from filelock import FileLock, Timeout
 
 from engine import embed
+from engine.blas import use_one_blas_thread
 from engine.config import IndexConfig, default_index_dir
 from engine.embed.base import Embedder
 from engine.errors import Cancelled, ConfigError, IndexNotFoundError, MethodMismatchError, QuireError
@@ -113,6 +114,7 @@ class Index:
 
     def __init__(self, folder: Path | str | None = None, *, create: bool = True, method: str | None = None,
                  config: IndexConfig | None = None) -> None:
+        use_one_blas_thread()
         self.folder = Path(folder) if folder else default_index_dir()
         if not create and not (self.folder / DB_NAME).exists():
             raise IndexNotFoundError(f"no index at {self.folder}; run `quire index PATH` first")
