@@ -14,7 +14,7 @@ import numpy as np
 from filelock import FileLock, Timeout
 
 from engine import embed
-from engine.blas import use_one_blas_thread
+from engine.blas import one_blas_thread
 from engine.config import IndexConfig, default_index_dir
 from engine.embed.base import Embedder
 from engine.errors import Cancelled, ConfigError, IndexNotFoundError, MethodMismatchError, QuireError
@@ -114,7 +114,6 @@ class Index:
 
     def __init__(self, folder: Path | str | None = None, *, create: bool = True, method: str | None = None,
                  config: IndexConfig | None = None) -> None:
-        use_one_blas_thread()
         self.folder = Path(folder) if folder else default_index_dir()
         if not create and not (self.folder / DB_NAME).exists():
             raise IndexNotFoundError(f"no index at {self.folder}; run `quire index PATH` first")
@@ -197,23 +196,24 @@ class Index:
         except Timeout as e:
             raise QuireError(f"another quire process is writing to {self.folder}; wait for it to finish") from e
         try:
-            self._build_word_index(progress, cancel)
-            if method and method != self.method:
-                self.reembed(method, progress=progress, cancel=cancel, _locked=True)
-            embedder = self._embedder()
-            if embedder.fingerprint != self.store.get_meta("fingerprint"):
-                self.reembed(self.method, progress=progress, cancel=cancel, _locked=True)
-            roots = [str(Path(os.path.abspath(p))) for p in paths] or self.store.roots()
-            if not roots:
-                raise ConfigError("nothing to index: give a file or folder")
-            self.store.add_roots(roots)
-            run = _Run(self, embedder, progress, cancel)
-            run.run(roots)
-            return IndexReport(
-                method=embedder.name, documents=run.documents, sentences=run.sentences, unchanged=run.unchanged,
-                removed=run.removed, issues=tuple(run.issues), seconds=time.monotonic() - started,
-                cancelled=run.cancelled,
-            )
+            with one_blas_thread():  # engine/blas.py: the run's own threads need the cores
+                self._build_word_index(progress, cancel)
+                if method and method != self.method:
+                    self.reembed(method, progress=progress, cancel=cancel, _locked=True)
+                embedder = self._embedder()
+                if embedder.fingerprint != self.store.get_meta("fingerprint"):
+                    self.reembed(self.method, progress=progress, cancel=cancel, _locked=True)
+                roots = [str(Path(os.path.abspath(p))) for p in paths] or self.store.roots()
+                if not roots:
+                    raise ConfigError("nothing to index: give a file or folder")
+                self.store.add_roots(roots)
+                run = _Run(self, embedder, progress, cancel)
+                run.run(roots)
+                return IndexReport(
+                    method=embedder.name, documents=run.documents, sentences=run.sentences, unchanged=run.unchanged,
+                    removed=run.removed, issues=tuple(run.issues), seconds=time.monotonic() - started,
+                    cancelled=run.cancelled,
+                )
         finally:
             self._lock.release()
 

@@ -16,7 +16,6 @@ import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from engine import Index, IndexConfig, Mode
-from engine.blas import use_one_blas_thread
 from engine.errors import ConfigError, IndexNotFoundError, MethodMismatchError
 from engine.ingest import readers
 from engine.ingest.extract import sentences_of
@@ -334,9 +333,15 @@ def test_identical_files_are_merged_into_one_result(corpus: Path, index_dir: Pat
     assert {rigels[0].path, *rigels[0].duplicates} == {str(copy), str(corpus / "astronomy" / "rigel.txt")}
 
 
-def test_an_index_runs_numpys_blas_on_one_thread(tmp_path):
-    """quire's own threads fill the cores; BLAS workers spinning between small products would take them."""
-    use_one_blas_thread.cache_clear()
-    with threadpool_limits(limits=2, user_api="blas"), Index(tmp_path / "idx"):
-        threads = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
-        assert threads and set(threads) == {1}
+def _blas_threads() -> set[int]:
+    return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+
+def test_an_indexing_run_holds_numpys_blas_to_one_thread(tmp_path, corpus):
+    """The run's own threads fill the cores; BLAS workers spinning between small products would take them.
+    Searches afterwards get their threads back."""
+    during = []
+    with threadpool_limits(limits=2, user_api="blas"), Index(tmp_path / "idx") as idx:
+        idx.add([corpus], progress=lambda p: during.append(_blas_threads()))
+        assert during and all(threads == {1} for threads in during)
+        assert _blas_threads() == {2}

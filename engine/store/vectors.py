@@ -58,10 +58,11 @@ REBUILD_DELETED_SHARE = 0.3
 # the size. Built alone from the 3.09M static vectors of the Wikipedia index (200 queries as bench/index_wiki.py
 # draws them), the graph took 622 CPU-s at 128 dimensions and 863 at 256, and a search at ef_search 2500 6.8 ms
 # (reranking 200 included) against 8.7 ms; recall@10 counting ties was 0.964 against 0.967 (0.895 / 0.898 by id).
-# At 600k vectors 64 dimensions lost too much (0.92 reranking 400) and 96 some (0.983 against 0.993 at 128,
-# reranking 200 / 400); a basis fitted on the first 20k vectors did as well as one fitted on a random 100k, and one
+# At 600k vectors 64 dimensions lost too much (0.92 reranking 400) and 96 some (0.983 reranking 400, 128 0.993
+# reranking 200); a basis fitted on the first 20k vectors did as well as one fitted on a random 100k, and one
 # fitted on the first 4k lost 0.006. Reducing inserts the first 20k vectors again, which a small index feels: on 46k
-# sentences (bench/index_wiki.py --files 6) the graph's CPU went from 10.2 to 14.4 s.
+# sentences (bench/index_wiki.py --files 6) what the benchmark counts as the graph's CPU went from 10.2 to 10.7 s
+# (14.4 s before numpy's BLAS ran on one thread, engine/blas.py: its workers spun after each batch's projection).
 GRAPH_DIM = 128
 PROJECT_FROM = 20_000
 RERANK = 200
