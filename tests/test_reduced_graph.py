@@ -140,3 +140,17 @@ def test_full_rows_find_labels_in_any_order_and_the_newest_copy_wins(tmp_path):
     assert loaded.get([9, 3, 5])[0].tolist() == [9, 5] and basis.shape == (2, 1)
     with pytest.raises(ValueError):
         FullRows.load(tmp_path / "rows.npz", 3)
+
+
+def test_a_full_graph_already_past_the_threshold_is_left_full_until_it_is_rebuilt(store, monkeypatch):
+    """An index from before graphs were reduced must not stall its next run re-inserting every vector."""
+    monkeypatch.setattr(vectors, "PROJECT_FROM", 10_000)
+    _write(store, "/a", 150, seed=9)
+    index = _opened(store)
+    monkeypatch.setattr(vectors, "PROJECT_FROM", 100)
+    ids, v = _write(store, "/b", 20, seed=10)
+    index.add(ids, v)
+    assert index._index.dim == DIM and index.live_count == 170
+    assert index.search(v[3], 1)[0].tolist() == [int(ids[3])]
+    index.path.unlink()  # rebuilt from the stored vectors: reduced on the way
+    assert _opened(store)._index.dim == 8

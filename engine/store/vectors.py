@@ -227,7 +227,9 @@ class VectorIndex:
             chunk = np.ascontiguousarray(vectors[start : start + ADD_CHUNK], dtype=np.float32)
             with self._lock:
                 needed = self._index.element_count + chunk_ids.size
-                if self._basis is None and self.dim > GRAPH_DIM and needed >= PROJECT_FROM:
+                # only on crossing the threshold: a full graph that is already larger (built by an earlier quire)
+                # stays as it is until it is next rebuilt, rather than hold searches for minutes re-inserting it
+                if self._basis is None and self.dim > GRAPH_DIM and self._index.element_count < PROJECT_FROM <= needed:
                     self._reduce(chunk)
                 if needed > self._index.get_max_elements():
                     self._index.resize_index(max(needed, int(self._index.get_max_elements() * 1.5)))
