@@ -20,7 +20,6 @@ class FullRows:
     """Vectors by label (sentence id), appended as the graph grows, hidden as it marks labels deleted."""
 
     def __init__(self, dim: int) -> None:
-        self.dim = dim
         self._labels = np.zeros(0, np.int64)
         self._matrix = np.zeros((0, dim), VECTOR_DTYPE)
         self._alive = np.zeros(0, bool)
@@ -30,9 +29,6 @@ class FullRows:
         self._ascending = True
         self._order: np.ndarray | None = None
         self._ordered = self._labels
-
-    def __len__(self) -> int:
-        return self._count
 
     def add(self, labels: np.ndarray, vectors: np.ndarray) -> None:
         """Append rows; a label added again (a catch-up after a crash) supersedes its earlier row."""

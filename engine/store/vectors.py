@@ -111,15 +111,17 @@ class VectorIndex:
         except (OSError, ValueError):
             return None
 
+    def _graph_path(self, reduced: bool) -> Path:
+        return self.reduced_path if reduced else self.path
+
     def _matches(self, info: dict) -> bool:
-        graph = self.reduced_path if info.get("basis") else self.path
+        graph = self._graph_path(bool(info.get("basis")))
         return info.get("fingerprint") == self.fingerprint and info.get("dim") == self.dim and graph.exists()
 
     def _load(self, info: dict) -> bool:
-        rows, basis, graph = None, None, self.path
+        rows, basis, graph = None, None, self._graph_path(bool(info.get("basis")))
         try:
             if info.get("basis"):
-                graph = self.reduced_path
                 rows, basis = FullRows.load(self.rows_path, self.dim)
                 if _digest(basis) != info["basis"]:
                     raise ValueError("basis differs from the one the sidecar names")
@@ -172,8 +174,9 @@ class VectorIndex:
         with self._lock:
             if self._index is None:
                 return
-            graph, stale = (self.path, (self.reduced_path, self.rows_path)) if self._basis is None else (
-                self.reduced_path, (self.path,))
+            reduced = self._basis is not None
+            graph = self._graph_path(reduced)
+            stale = (self.path,) if reduced else (self.reduced_path, self.rows_path)
             if self._unsaved:
                 if self._rows is not None:
                     self._rows.save(self.rows_path, self._basis)  # before the graph: rows for all it holds
@@ -288,7 +291,7 @@ class VectorIndex:
 
         A hybrid query needs the cosines of its lexical hits too; reading their vectors from the database costs a
         random read each (50 ms for a query's ~300 sentences on a 10 GB index whose pages are not cached), while the
-        graph holds every vector in memory, the very ones its searches score.
+        graph (or a reduced graph's full rows) holds every vector in memory, the very ones its searches score.
         """
         wanted = np.asarray(ids, dtype=np.int64)
         if self._index is None or wanted.size == 0:
