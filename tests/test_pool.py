@@ -1,0 +1,69 @@
+"""Reader processes: how many files they may run ahead, and what a reader that crashes costs."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+from concurrent.futures import Future
+from pathlib import Path
+
+from engine.ingest import pool
+from engine.ingest.extract import Extracted, extract
+from engine.ingest.readers.base import Limits
+
+
+def crashing_reader(path: str, limits: Limits, known: str | None) -> Extracted:
+    """The real reader, except that a file named crash*.txt kills its process (as a segfault in a parser would).
+
+    Module-level, so that the spawned reader processes can import it."""
+    if Path(path).name.startswith("crash"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return extract(path, limits, known)
+
+
+def _files(folder: Path, n: int, bad: int) -> list[str]:
+    paths = []
+    for i in range(n):
+        path = folder / (f"crash{i:02}.txt" if i == bad else f"doc{i:02}.txt")
+        path.write_text(f"Document number {i} talks about things. It has a second sentence too.\n")
+        paths.append(str(path))
+    return paths
+
+
+def test_the_window_runs_ahead_by_files_and_bytes_but_keeps_each_worker_busy(tmp_path, monkeypatch):
+    monkeypatch.setattr(pool, "IN_FLIGHT_PER_WORKER", 3)
+    monkeypatch.setattr(pool, "IN_FLIGHT_BYTES", 1000)
+    small, big = tmp_path / "small.txt", tmp_path / "big.txt"
+    small.write_bytes(b"x" * 10)
+    big.write_bytes(b"x" * 5000)
+
+    window = pool._Window(workers=2)
+    futures = [Future() for _ in range(7)]
+    window.put(futures[0], (str(big), None))
+    assert window.has_room()  # over the bytes, but the second worker has nothing yet
+    window.put(futures[1], (str(small), None))
+    assert not window.has_room()  # both workers busy and the bytes spent
+    assert window.take(futures[0]) == (str(big), None)
+    for future in futures[2:]:
+        assert window.has_room()
+        window.put(future, (str(small), None))
+    assert not window.has_room()  # 3 files per worker
+    window.take(futures[1])
+    assert window.has_room() and window.bytes == 50
+
+
+def test_a_reader_that_crashes_costs_its_file_and_only_the_files_it_may_have_started(tmp_path, caplog):
+    paths = _files(tmp_path, 40, bad=5)
+    with caplog.at_level(logging.WARNING, logger="engine.ingest.pool"):
+        outcomes = list(pool.extract_all([(p, None) for p in paths], Limits(), workers=1, reader=crashing_reader))
+
+    assert sorted(o.path for o in outcomes) == sorted(paths)  # every file once
+    failed = [o for o in outcomes if o.status != "indexed"]
+    assert [(Path(o.path).name, o.status, o.reason) for o in failed] == [
+        ("crash05.txt", "failed", "the reader crashed on this file")
+    ]
+    assert all(o.document is not None and o.document.sentences for o in outcomes if o.status == "indexed")
+    # the files queued behind the crash were never read: they go to a new pool, not one process each
+    retried = [r.getMessage() for r in caplog.records if "retrying" in r.getMessage()]
+    assert retried == ["a reader process crashed; retrying 2 files one at a time"]
