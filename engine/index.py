@@ -465,20 +465,24 @@ class _Run:
             vectors = self.embedder.encode(texts)
         removed, new_ids = self.store.write_documents(docs, vectors, self.embedder.name)
         self._remove_vectors(removed)
-        self.vectors.add_later(new_ids, vectors)  # the graph grows while the next batch is read and written
+        # the graph grows (and is saved, now and then) while the next batch is read and written
+        save = time.monotonic() - self._last_save > self.config.save_seconds
+        self.vectors.add_later(new_ids, vectors, then_save=self._generation() if save else None)
+        if save:
+            self._last_save = time.monotonic()
         if self.facets is not None:
             self.facets.write(docs, new_ids, ids)
         self.documents += len(docs)
         self.sentences += int(new_ids.size)
-        if time.monotonic() - self._last_save > self.config.save_seconds:
-            self._save()
+
+    def _generation(self) -> int:
+        return int(self.store.get_meta("generation", 0))
 
     def _save(self) -> None:
         if self._vectors is None:
             return  # not loaded: nothing in it changed
         self._report("saving", None)
-        self._vectors.save(int(self.store.get_meta("generation", 0)))
-        self._last_save = time.monotonic()
+        self._vectors.save(self._generation())
 
     def _finish(self) -> None:
         self._flush()

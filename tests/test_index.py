@@ -345,3 +345,20 @@ def test_an_indexing_run_holds_numpys_blas_to_one_thread(tmp_path, corpus):
         idx.add([corpus], progress=lambda p: during.append(_blas_threads()))
         assert during and all(threads == {1} for threads in during)
         assert _blas_threads() == {2}
+
+
+def test_a_long_run_saves_its_graph_as_it_goes(tmp_path, corpus):
+    """A crash then re-inserts minutes of vectors at most: a sidecar naming a generation of the run appears before
+    the run ends (the saves run behind the graph's inserts)."""
+    config = IndexConfig(workers=0, batch_sentences=4, save_seconds=0)
+    sidecar = tmp_path / "idx" / "hnsw-static.json"
+    seen = []
+    with Index(tmp_path / "idx", config=config) as idx:
+        report = idx.add([corpus], progress=lambda p: seen.append(
+            (p.phase, json.loads(sidecar.read_text())["generation"] if sidecar.exists() else None)))
+        final = int(idx.store.get_meta("generation"))
+    assert report.sentences > 8
+    during = [g for phase, g in seen if phase == "embedding" and g is not None]
+    assert during and 0 < max(during) < final
+    assert json.loads(sidecar.read_text())["generation"] == final
+

@@ -209,6 +209,25 @@ def test_queued_inserts_are_in_the_graph_once_saved_and_can_be_removed(tmp_path,
     assert reopened.live_count == 5
 
 
+def test_a_save_queued_behind_an_insert_writes_the_graph_as_of_the_generation_given(tmp_path, store, caplog):
+    rng = np.random.default_rng(7)
+    v = _unit(rng, 6)
+    _, ids = store.write_documents([_doc("/a", ["a", "b", "c", "d", "e", "f"])], v, "m")
+    generation = int(store.get_meta("generation"))
+    index = VectorIndex(tmp_path / "idx", "m", "fp", 8)
+    index.add_later(ids[:4], v[:4])
+    index.add_later(ids[4:], v[4:], then_save=generation)  # saved on the insert's thread, after it
+    index.wait()
+    assert json.loads(index.sidecar.read_text())["generation"] == generation
+    reopened = VectorIndex(tmp_path / "idx", "m", "fp", 8)
+    with caplog.at_level("INFO", logger="engine.store.vectors"):
+        reopened.open(store)
+    assert not caplog.records  # neither caught up nor rebuilt: the file holds all six
+    assert reopened.live_count == 6
+    found, _ = reopened.search(v[5], 1)
+    assert found.tolist() == [int(ids[5])]
+
+
 def test_vector_batches_cover_every_vector_in_id_order(store):
     rng = np.random.default_rng(6)
     store.write_documents([_doc("/a", [f"s{i}" for i in range(7)])], _unit(rng, 7), "m")

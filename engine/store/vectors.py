@@ -174,6 +174,10 @@ class VectorIndex:
         renames). A graph that did not change matches the new generation as well as the old: the database changed
         no vectors of this method in between, or the graph would have changed with them."""
         self.wait()
+        self._write(generation)
+
+    def _write(self, generation: int) -> None:
+        """:meth:`save`, on the thread that inserts (nothing queued behind it can run meanwhile)."""
         with self._lock:
             if self._index is None:
                 return
@@ -202,18 +206,27 @@ class VectorIndex:
         self.wait()
         self._insert(ids, vectors)
 
-    def add_later(self, ids: np.ndarray, vectors: np.ndarray) -> None:
+    def add_later(self, ids: np.ndarray, vectors: np.ndarray, *, then_save: int | None = None) -> None:
         """Queue an insert on a background thread and return at once; :meth:`wait` (and save, remove) wait for it.
 
         hnswlib releases the GIL while it inserts, so the graph grows while the indexer tokenises, embeds and writes
         the next batch; inserting is the largest share of indexing time. At most one batch waits: a second call
         waits for the first, which bounds the memory held by vectors not yet in the graph.
+
+        With ``then_save``, the same thread then saves the graph as matching that database generation (the one these
+        vectors were committed in): at full size a save writes 3.6 GB in 8-14 s, which the indexer would otherwise
+        spend waiting rather than on its next batch.
         """
         self.wait()
-        if ids.size:
+        if ids.size or then_save is not None:
             worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="quire-hnsw")
-            self._queued = worker.submit(self._insert, ids, vectors)
+            self._queued = worker.submit(self._insert_then_save, ids, vectors, then_save)
             worker.shutdown(wait=False)  # the thread ends with its one insert
+
+    def _insert_then_save(self, ids: np.ndarray, vectors: np.ndarray, generation: int | None) -> None:
+        self._insert(ids, vectors)
+        if generation is not None:
+            self._write(generation)
 
     def wait(self) -> None:
         """Finish the queued insert, if any (raising what it raised)."""
