@@ -40,7 +40,8 @@ log = logging.getLogger(__name__)
 # build gave 0.963 at 2500. With the graph reduced to 128 dimensions (GRAPH_DIM), on the first 1M vectors of the
 # corpus (200 queries, 200 candidates reranked, ef_search 2500): ef_construction 40 took 145-149 CPU-s to build for
 # recall 0.979-0.981 with ties, 32 took 116-118 CPU-s for 0.973-0.975, 24 91 CPU-s for 0.961; M = 12 (40) 136 CPU-s
-# for 0.978. The full corpus loses about 0.013 against 1M, so 32 keeps recall above 0.95 for a fifth less graph time.
+# for 0.978. The full corpus loses about 0.013 against 1M: two builds of it with 32 gave 0.960 and 0.961 (0.966 with
+# 40), for a fifth less graph time.
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 32
 HNSW_EF_SEARCH = 2500
