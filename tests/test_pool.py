@@ -40,20 +40,38 @@ def test_the_window_runs_ahead_by_files_and_bytes_but_keeps_each_worker_busy(tmp
 
     window = pool._Window(workers=2)
     futures = [Future() for _ in range(7)]
-    window.put(futures[0], (str(big), None))
+    window.put(futures[0], [(str(big), None)], 5000)
     assert window.has_room()  # over the bytes, but the second worker has nothing yet
-    window.put(futures[1], (str(small), None))
+    window.put(futures[1], [(str(small), None)], 10)
     assert not window.has_room()  # both workers busy and the bytes spent
-    assert window.take(futures[0]) == (str(big), None)
-    for future in futures[2:]:
-        assert window.has_room()
-        window.put(future, (str(small), None))
+    window.take(futures[0])
+    window.put(futures[2], [(str(small), None)] * 4, 40)
+    assert window.has_room()
+    window.put(futures[3], [(str(small), None)], 10)
     assert not window.has_room()  # 3 files per worker
     window.take(futures[1])
-    assert window.has_room() and window.bytes == 50
+    assert window.has_room() and (window.files, window.bytes) == (5, 50)
 
 
-def test_a_reader_that_crashes_costs_its_file_and_only_the_files_it_may_have_started(tmp_path, caplog):
+def test_tasks_hold_several_files_but_leave_work_for_every_worker(tmp_path, monkeypatch):
+    monkeypatch.setattr(pool, "TASK_FILES", 4)
+    monkeypatch.setattr(pool, "TASK_BYTES", 100)
+    paths = []
+    for i, size in enumerate([10, 10, 90, 10, 10, 10, 10, 10, 10, 10]):
+        paths.append(tmp_path / f"{i}.txt")
+        paths[-1].write_bytes(b"x" * size)
+    pending = [(str(p), None) for p in reversed(paths)]  # taken from the end
+    window = pool._Window(workers=1)
+    task, size = window.next_task(pending)
+    assert [Path(p).name for p, _ in task] == ["0.txt", "1.txt", "2.txt"] and size == 110  # bytes reached
+    task, _ = window.next_task(pending)
+    assert len(task) == 3  # 7 left: at most half of them in one task, so that another gets some
+    assert len(window.next_task(pending)[0]) == 2
+    assert len(window.next_task(pending)[0]) == 1 and len(window.next_task(pending)[0]) == 1 and not pending
+
+
+def test_a_reader_that_crashes_costs_its_file_and_only_the_files_it_may_have_started(tmp_path, caplog, monkeypatch):
+    monkeypatch.setattr(pool, "TASK_FILES", 2)
     paths = _files(tmp_path, 40, bad=5)
     with caplog.at_level(logging.WARNING, logger="engine.ingest.pool"):
         outcomes = list(pool.extract_all([(p, None) for p in paths], Limits(), workers=1, reader=crashing_reader))
@@ -66,4 +84,5 @@ def test_a_reader_that_crashes_costs_its_file_and_only_the_files_it_may_have_sta
     assert all(o.document is not None and o.document.sentences for o in outcomes if o.status == "indexed")
     # the files queued behind the crash were never read: they go to a new pool, not one process each
     retried = [r.getMessage() for r in caplog.records if "retrying" in r.getMessage()]
-    assert retried == ["a reader process crashed; retrying 2 files one at a time"]
+    # two tasks of two files: the one that crashed and the one queued behind it
+    assert retried == ["a reader process crashed; retrying 4 files one at a time"]

@@ -23,9 +23,14 @@ log = logging.getLogger(__name__)
 # second), and workers only read what was submitted before it stopped: with 4 files per worker, indexing 462k
 # Wikipedia sentences on 2 cores left the main thread waiting on the reader for 42% of the run (py-spy) and the
 # reader process busy a quarter of the time. So the window holds about a batch's files, and is bounded by their
-# bytes so that results of huge files do not pile up in memory (always at least one file per worker).
+# bytes so that results of huge files do not pile up in memory (always at least one task per worker).
 IN_FLIGHT_PER_WORKER = 64
 IN_FLIGHT_BYTES = 64 << 20
+# Files per task. The executor hands a worker its next task only when its manager thread, which needs the GIL,
+# has taken the last result; with one file per task the reader process sat waiting for work half the time (its
+# state sampled at 50 Hz) while the indexer's threads held the GIL. A task of a few files keeps it reading.
+TASK_FILES = 8
+TASK_BYTES = 1 << 20
 # Below this many files, the start-up cost of worker processes (about half a second) is not worth it.
 MIN_FILES_FOR_POOL = 16
 
@@ -40,30 +45,50 @@ Reader = Callable[[str, Limits, str | None], Extracted]
 
 
 class _Window:
-    """Jobs submitted and not yet taken, in submission order, with their bytes; whether another may go."""
+    """Tasks submitted and not yet taken, in submission order, with their files' count and bytes."""
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
-        self.jobs: dict[Future, tuple[Job, int]] = {}
+        self.tasks: dict[Future, tuple[list[Job], int]] = {}
+        self.files = 0
         self.bytes = 0
 
     def has_room(self) -> bool:
-        if len(self.jobs) < self.workers:
+        if len(self.tasks) < self.workers:
             return True
-        return len(self.jobs) < self.workers * IN_FLIGHT_PER_WORKER and self.bytes < IN_FLIGHT_BYTES
+        return self.files < self.workers * IN_FLIGHT_PER_WORKER and self.bytes < IN_FLIGHT_BYTES
 
-    def put(self, future: Future, job: Job) -> None:
-        try:
-            size = os.path.getsize(job[0])
-        except OSError:
-            size = 0  # the reader reports why
-        self.jobs[future] = (job, size)
+    def next_task(self, pending: list[Job]) -> tuple[list[Job], int]:
+        """Jobs taken from the end of ``pending`` for one task, and their bytes: up to TASK_FILES and TASK_BYTES,
+        fewer when few are left, so that every worker gets some."""
+        most = max(1, min(TASK_FILES, len(pending) // (2 * self.workers)))
+        task, size = [], 0
+        while pending and len(task) < most and (not task or size < TASK_BYTES):
+            job = pending.pop()
+            task.append(job)
+            size += _size(job[0])
+        return task, size
+
+    def put(self, future: Future, task: list[Job], size: int) -> None:
+        self.tasks[future] = (task, size)
+        self.files += len(task)
         self.bytes += size
 
-    def take(self, future: Future) -> Job:
-        job, size = self.jobs.pop(future)
+    def take(self, future: Future) -> None:
+        task, size = self.tasks.pop(future)
+        self.files -= len(task)
         self.bytes -= size
-        return job
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0  # the reader reports why
+
+
+def _read_task(reader: Reader, task: list[Job], limits: Limits) -> list[Extracted]:
+    return [reader(path, limits, known) for path, known in task]
 
 
 def extract_all(jobs: list[Job], limits: Limits, workers: int, reader: Reader = extract) -> Iterator[Extracted]:
@@ -80,15 +105,15 @@ def extract_all(jobs: list[Job], limits: Limits, workers: int, reader: Reader = 
         executor = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
         window = _Window(workers)
         try:
-            while pending or window.jobs:
+            while pending or window.tasks:
                 while pending and window.has_room():
-                    job = pending.pop()
-                    window.put(executor.submit(reader, job[0], limits, job[1]), job)
-                done, _ = wait(window.jobs, return_when=FIRST_COMPLETED)
+                    task, size = window.next_task(pending)
+                    window.put(executor.submit(_read_task, reader, task, limits), task, size)
+                done, _ = wait(window.tasks, return_when=FIRST_COMPLETED)
                 for future in done:
-                    outcome = future.result()  # raises while the job is still in the window, if its worker died
+                    outcomes = future.result()  # raises while the task is still in the window, if its worker died
                     window.take(future)
-                    yield outcome
+                    yield from outcomes
             # all read: wait for the workers to exit, so that none outlives the run (and their CPU time is counted
             # where the operating system counts finished children)
             executor.shutdown(wait=True)
@@ -102,20 +127,20 @@ def extract_all(jobs: list[Job], limits: Limits, workers: int, reader: Reader = 
 def _after_crash(window: _Window, pending: list[Job], limits: Limits, reader: Reader) -> Iterator[Extracted]:
     """A worker died (segfault, out of memory) reading one of the files it had been handed.
 
-    Workers take files in submission order, and only the first ``workers + 1`` unfinished ones (those in the
-    workers' hands and the one queued beside them) can have been started: each of those is retried alone, and the
-    one that kills its worker again is recorded as failed. The later ones were never read; they go back to the
-    queue for the next pool.
+    Workers take tasks in submission order, and only the first ``workers + 1`` unfinished ones (those in the
+    workers' hands and the one queued beside them) can have been started: each of their files is retried alone, and
+    the one that kills its worker again is recorded as failed. The later tasks were never read; their files go back
+    to the queue for the next pool.
     """
-    unfinished: list[Job] = []
-    for future, (job, _) in window.jobs.items():
+    unfinished: list[list[Job]] = []
+    for future, (task, _) in window.tasks.items():
         if future.done() and not future.cancelled() and future.exception() is None:
-            yield future.result()
+            yield from future.result()
         else:
-            unfinished.append(job)
-    suspects = unfinished[: window.workers + 1]
+            unfinished.append(task)
+    suspects = [job for task in unfinished[: window.workers + 1] for job in task]
     log.warning("a reader process crashed; retrying %d files one at a time", len(suspects))
-    pending.extend(reversed(unfinished[len(suspects) :]))
+    pending.extend(reversed([job for task in unfinished[window.workers + 1 :] for job in task]))
     for path, known in suspects:
         yield _isolated(path, limits, known, reader)
 
