@@ -27,7 +27,7 @@ import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
 from engine import embed
-from engine.facets.extract import DEFAULT_K, document_facets, pack, stacked, text_facets
+from engine.facets.extract import DEFAULT_K, packed_document_facets, stacked, text_facets
 from engine.facets.nnsc import set_distance
 from engine.facets.service import annotate, load_space
 from engine.index import Index
@@ -114,8 +114,8 @@ def indexing(space, name: str, n_queries: int) -> dict:
             started = time.perf_counter()
             for first in range(0, len(rows), 8192):
                 chunk = rows[first : first + 8192]
-                facets = document_facets(space, [r[2] for r in chunk], np.array([r[1] for r in chunk]))
-                store.add_facets((r[0], *pack(f)) for r, f in zip(chunk, facets))
+                packed = packed_document_facets(space, [r[2] for r in chunk], [r[1] for r in chunk])
+                store.add_facets((r[0], *row) for r, row in zip(chunk, packed))
             facet_seconds = time.perf_counter() - started
             explain_seconds, explained = 0.0, 0
             for _, text in queries[:n_queries]:

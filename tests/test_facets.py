@@ -10,11 +10,10 @@ import pytest
 from engine import embed
 from engine.facets.explain import Explainer
 from engine.facets.extract import (
-    FacetSet,
     context_words,
     document_facets,
     facet_batches,
-    pack,
+    packed_document_facets,
     text_facets,
     unpack,
 )
@@ -71,16 +70,24 @@ def test_facets_are_deterministic_unit_and_ordered_by_mass():
 
 
 def test_pack_round_trip_and_database_round_trip(tmp_path):
-    facets = text_facets(SPACE, [HOSPITAL])[0]
+    texts = [HOSPITAL, "The doctor replies with a time.", "the of and"]
+    facets = document_facets(SPACE, texts, [0, 0, 1])
+    packed = packed_document_facets(SPACE, texts, [0, 0, 1])
+    assert [row[0] for row in packed] == [f.k for f in facets] and facets[2].k == 0
+    # the context words and one float16 coefficient per facet and word: a fraction of the centres' 256 dimensions
+    k, words, mixtures, mass = packed[0]
+    assert len(mixtures) == 2 * k * len(words) // 4 and len(words) // 4 <= 20 and len(mass) == 4 * k
     store = Store(tmp_path / "idx")
     try:
-        store.add_facets([(7, *pack(facets)), (8, *pack(FacetSet(np.zeros((0, SPACE.dim), np.float32), np.zeros(0, np.float32))))])
-        rows = store.facets([7, 8, 9])
-        assert set(rows) == {7, 8}
-        back = unpack(*rows[7], dim=SPACE.dim)
-        assert back.k == facets.k and unpack(*rows[8], dim=SPACE.dim).k == 0
-        np.testing.assert_allclose(back.mass, facets.mass)
-        assert np.all(np.sum(back.centres * facets.centres, axis=1) > 0.999)  # int8 storage keeps the direction
+        store.add_facets([(7 + i, *row) for i, row in enumerate(packed)])
+        rows = store.facets([7, 8, 9, 10])
+        assert set(rows) == {7, 8, 9}
+        for i, f in enumerate(facets):
+            back = unpack(*rows[7 + i], SPACE)
+            assert back.k == f.k
+            np.testing.assert_allclose(back.mass, f.mass)
+            np.testing.assert_allclose(np.linalg.norm(back.centres, axis=1), 1.0, atol=1e-5)
+            assert np.all(np.sum(back.centres * f.centres, axis=1) > 0.9999)  # float16 mixtures keep the centres
     finally:
         store.close()
 
@@ -94,7 +101,7 @@ def test_old_schema_migrates_forward(tmp_path):
     store = Store(tmp_path / "idx")
     try:
         assert "facets" in store.db.table_names()
-        assert store.get_meta("schema_version") == schema.SCHEMA_VERSION == 3
+        assert store.get_meta("schema_version") == schema.SCHEMA_VERSION == 4
         assert store.word_index_ready()  # an empty index has no passages to build it for
     finally:
         store.close()
@@ -108,6 +115,26 @@ def test_indexing_stores_facets_and_removing_drops_them(corpus, index_dir):
         index.remove([corpus / "health"])
         left = index.store.db.execute("SELECT count(*) FROM facets").fetchone()[0]
         assert left == index.store.sentence_count() < count
+
+
+def test_facets_stored_as_int8_centres_are_dropped_and_computed_by_searches(corpus, index_dir):
+    with Index(index_dir) as index:
+        index.add([corpus])
+        fresh = index.search("book hospital appointments by text message", k=3).to_json()
+        with index.store.db.atomic():  # the index as schema 3 stored facets
+            index.store.db.execute("DROP TABLE facets")
+            index.store.db.execute("CREATE TABLE facets (sentence_id INTEGER PRIMARY KEY, k INTEGER NOT NULL, "
+                                   "centres BLOB NOT NULL, scales BLOB NOT NULL, mass BLOB NOT NULL)")
+            index.store.db.execute("INSERT INTO facets VALUES (1, 1, ?, ?, ?)", [bytes(SPACE.dim), bytes(4), bytes(4)])
+            index.store.set_meta("schema_version", 3)
+    with Index(index_dir) as index:
+        assert index.store.get_meta("schema_version") == schema.SCHEMA_VERSION
+        assert index.store.db["facets"].columns_dict == {"sentence_id": int, "k": int, "words": bytes,
+                                                          "mixtures": bytes, "mass": bytes}
+        assert index.store.db.execute("SELECT count(*) FROM facets").fetchone()[0] == 0
+        again = index.search("book hospital appointments by text message", k=3).to_json()
+    assert again["results"][0]["facets"] and [r["facets"] for r in again["results"]] == [
+        r["facets"] for r in fresh["results"]]
 
 
 def test_search_results_carry_deterministic_json_facets(corpus, index_dir):
@@ -161,11 +188,12 @@ def test_indexing_tokenises_once_yet_stores_what_separate_passes_give(corpus, in
     embedder = SPACE.embedder
     np.testing.assert_array_equal(stored, embedder.encode(texts).astype(VECTOR_DTYPE).astype(np.float32))
     np.testing.assert_array_equal(embedder.embed_ids(*SPACE.ids(texts)), embedder.encode(texts))
+    assert [stored_facets[i] for i in ids] == packed_document_facets(SPACE, texts, [r[1] for r in rows])
     alone = document_facets(SPACE, texts, [r[1] for r in rows])
-    assert [stored_facets[i] for i in ids] == [pack(f) for f in alone]
     words, weights = context_words(SPACE, texts, np.array([r[1] for r in rows]))
     batch = next(facet_batches(SPACE, words, weights))
-    assert batch.packed() == [pack(f) for f in batch.sets()] == [pack(f) for f in alone]
+    for a, b in zip(batch.sets(), alone):
+        assert np.array_equal(a.centres, b.centres) and np.array_equal(a.mass, b.mass)
 
 
 def test_centres_labelled_before_are_not_searched_again(monkeypatch):

@@ -13,7 +13,7 @@ from engine import Index
 from engine.config import IndexConfig
 from engine.errors import Cancelled
 from engine.search import terms
-from engine.store import postings
+from engine.store import postings, schema
 from engine.store.database import NewDocument, SentenceRecord, Store
 
 WORDS = ["river", "rivers", "mill", "otter", "Otters", "heron", "bridge", "weir", "wheel", "bank", "reed", "pike",
@@ -283,7 +283,7 @@ def test_an_index_from_before_the_word_index_searches_by_fts5_then_builds_it(tmp
         store.build_word_index(batch=4)  # resumes where it stopped
         assert store.word_index_ready()
         assert store.db.execute("SELECT count(*) FROM lexical_dead").fetchone()[0] == 0
-        assert store.get_meta("schema_version") == 3
+        assert store.get_meta("schema_version") == schema.SCHEMA_VERSION
         for query in QUERIES:
             assert_word_index_matches_fts5(store, query)
         assert len(store.word_bm25(["river", "otter"], 100)) <= len(exact)

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.embed.static import quantise
-from engine.facets.nnsc import cluster, set_distance
+from engine.facets.nnsc import Clusters, cluster, set_distance
 from engine.facets.space import FacetSpace
 
 log = logging.getLogger(__name__)
@@ -140,28 +139,50 @@ def _padded(n: int, target: np.ndarray, word: np.ndarray, weight: np.ndarray, vo
 
 @dataclass(frozen=True)
 class FacetBatch:
-    """Facets of many texts as arrays: ``centres`` (B, K, E) unit rows heaviest first, ``mass`` (B, K) shares;
-    text ``i`` has ``counts[i]`` facets, its first rows (the rest are below MIN_MASS_SHARE: noise, not facets)."""
+    """Facets of many texts as arrays: ``clusters`` over each text's context words ``ids`` (B, J), of which the
+    first ``lengths[i]`` are real (the rest padding); ``mass`` (B, K) shares; text ``i`` has ``counts[i]`` facets,
+    its first rows (the rest are below MIN_MASS_SHARE: noise, not facets)."""
 
-    centres: np.ndarray
+    clusters: Clusters
+    ids: np.ndarray
+    lengths: np.ndarray
     mass: np.ndarray
     counts: np.ndarray
 
+    @property
+    def centres(self) -> np.ndarray:
+        """(B, K, E) unit centres, heaviest first."""
+        return self.clusters.centres
+
     def sets(self) -> list[FacetSet]:
         """One :class:`FacetSet` per text."""
-        return [FacetSet(self.centres[i, :c], self.mass[i, :c]) for i, c in enumerate(self.counts.tolist())]
+        centres = self.centres
+        return [FacetSet(centres[i, :c], self.mass[i, :c]) for i, c in enumerate(self.counts.tolist())]
 
     def packed(self) -> list[tuple[int, bytes, bytes, bytes]]:
-        """:func:`pack` of every text's facets, quantising the whole batch in one pass."""
-        b, k, e = self.centres.shape
-        q, scales = quantise(self.centres.reshape(b * k, e))
+        """Each text's facets in storage form: (k, words, mixtures, mass).
+
+        ``words`` are the context words' ids (int32), ``mixtures`` the k x words float16 coefficients that make each
+        centre from those words' unit vectors, ``mass`` k float32 shares. Some 300 bytes for 5 facets of 20 words,
+        where the centres themselves as int8 took 1,300: facets were most of an index's database, and writing them
+        a large part of indexing's disk time. The centres come back exactly up to float16 rounding.
+        """
+        _, k, j = self.clusters.mix.shape
+        words = np.where(self.counts > 0, self.lengths, 0)
+        real = np.arange(j) < words[:, None]  # (B, J)
+        kept = (np.arange(k) < self.counts[:, None])[:, :, None] & real[:, None, :]  # (B, K, J)
         # one bytes object per array, sliced per text: a numpy slice and tobytes() per text took most of the packing
         # time on the indexer's facet thread
-        q, scales, mass = q.tobytes(), scales.tobytes(), self.mass.astype(np.float32, copy=False).tobytes()
-        out = []
+        ids = self.ids.astype(np.int32)[real].tobytes()
+        mixtures = self.clusters.mix.astype(np.float16)[kept].tobytes()
+        mass = self.mass.astype(np.float32, copy=False).tobytes()
+        id_end = np.cumsum(4 * words).tolist()
+        mix_end = np.cumsum(2 * words * self.counts).tolist()
+        out, id_start, mix_start = [], 0, 0
         for i, c in enumerate(self.counts.tolist()):
-            row, f = i * k * e, 4 * i * k  # byte offsets of text i: int8 centres, float32 scales and masses
-            out.append((c, q[row : row + c * e], scales[f : f + 4 * c], mass[f : f + 4 * c]))
+            f = 4 * i * k  # byte offset of text i's masses
+            out.append((c, ids[id_start : id_end[i]], mixtures[mix_start : mix_end[i]], mass[f : f + 4 * c]))
+            id_start, mix_start = id_end[i], mix_end[i]
         return out
 
 
@@ -172,7 +193,8 @@ def facet_batches(space: FacetSpace, ids: np.ndarray, weights: np.ndarray, k: in
         result = cluster(space.unit[chunk_ids], chunk_weights, k)
         total = result.mass.sum(axis=1, keepdims=True)
         share = np.divide(result.mass, total, out=np.zeros_like(result.mass), where=total > 0)
-        yield FacetBatch(result.centres, share, (share >= MIN_MASS_SHARE).sum(axis=1))
+        lengths = (chunk_weights > 0).sum(axis=1)  # real words come first in each row (``_padded``)
+        yield FacetBatch(result, chunk_ids, lengths, share, (share >= MIN_MASS_SHARE).sum(axis=1))
 
 
 def facets_of_words(space: FacetSpace, ids: np.ndarray, weights: np.ndarray, k: int = DEFAULT_K) -> list[FacetSet]:
@@ -221,17 +243,22 @@ def query_facets(space: FacetSpace, query: str, borrowed: Sequence[str] = (), k:
 
 
 # -- storage ------------------------------------------------------------------------------------------------------
-def pack(facets: FacetSet) -> tuple[int, bytes, bytes, bytes]:
-    """(k, int8 centres, float32 row scales, float32 masses) for the facets table: about dim bytes per facet."""
-    batch = FacetBatch(facets.centres[None], facets.mass[None], np.array([facets.k]))
-    return batch.packed()[0]
+def packed_document_facets(space: FacetSpace, texts: Sequence[str], doc_of: Sequence[int] | np.ndarray,
+                           k: int = DEFAULT_K, *,
+                           ids: tuple[np.ndarray, np.ndarray] | None = None) -> list[tuple[int, bytes, bytes, bytes]]:
+    """:func:`document_facets` in storage form (:meth:`FacetBatch.packed`), one row per text; ``ids`` as in
+    :func:`context_words`."""
+    words, weights = context_words(space, texts, np.asarray(doc_of), ids=ids)
+    return [row for batch in facet_batches(space, words, weights, k) for row in batch.packed()]
 
 
-def unpack(k: int, centres: bytes, scales: bytes, mass: bytes, dim: int) -> FacetSet:
-    """Inverse of :func:`pack` (centres renormalised after dequantising)."""
+def unpack(k: int, words: bytes, mixtures: bytes, mass: bytes, space: FacetSpace) -> FacetSet:
+    """Inverse of :meth:`FacetBatch.packed`: the centres rebuilt from ``space``'s unit word vectors (and
+    renormalised after float16 rounding)."""
     if k == 0:
-        return empty(dim)
-    q = np.frombuffer(centres, dtype=np.int8).reshape(k, -1).astype(np.float32)
-    rows = q * np.frombuffer(scales, dtype=np.float32)[:, None]
+        return empty(space.dim)
+    ids = np.frombuffer(words, dtype=np.int32)
+    mix = np.frombuffer(mixtures, dtype=np.float16).reshape(k, ids.size).astype(np.float32)
+    rows = mix @ space.unit[ids]
     rows /= np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
     return FacetSet(rows, np.frombuffer(mass, dtype=np.float32).copy())

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -143,11 +144,22 @@ def set_distance(a: np.ndarray, b: np.ndarray, a_weights: np.ndarray, b_weights:
 
 @dataclass(frozen=True)
 class Clusters:
-    """Result of :func:`cluster`: unit ``centres`` (B, K, E) heaviest first, ``mass`` (B, K) = weighted coefficient
-    sum per centre (0 for an unused one, whose centre row is 0)."""
+    """Result of :func:`cluster`, heaviest centre first: ``mix`` (B, K, J), each unit centre as a mixture of the
+    problem's words (C = A W), and ``mass`` (B, K), the weighted coefficient sum per centre (0 for an unused one,
+    whose mixture row is 0). ``words`` are the (B, J, E) word rows the mixtures combine.
 
-    centres: np.ndarray
+    The mixtures are what an index stores (``engine.facets.extract``): J coefficients per centre instead of E
+    dimensions, and an exact description of the centre rather than a quantised copy.
+    """
+
+    mix: np.ndarray
     mass: np.ndarray
+    words: np.ndarray
+
+    @cached_property
+    def centres(self) -> np.ndarray:
+        """The unit centres (B, K, E): computed only where they are read (queries, explanations), not when indexing."""
+        return self.mix @ self.words
 
 
 def _inverse(system: np.ndarray) -> np.ndarray:
@@ -232,4 +244,4 @@ def cluster(words: np.ndarray, weights: np.ndarray, k: int, *, rounds: int = CLU
     mass, norms = np.take_along_axis(mass, order, axis=1), np.take_along_axis(norms, order, axis=1)[:, :, None]
     mix = np.take_along_axis(mix, order[:, :, None], axis=1)
     np.divide(mix, norms, out=mix, where=norms > 0)
-    return Clusters(centres=mix @ words, mass=mass)
+    return Clusters(mix=mix, mass=mass, words=words)

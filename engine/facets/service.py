@@ -17,10 +17,9 @@ from engine.facets.extract import (
     BORROW_RESULTS,
     DEFAULT_K,
     FacetSet,
-    context_words,
     document_facets,
     empty,
-    facet_batches,
+    packed_document_facets,
     unpack,
 )
 from engine.facets.space import FacetSpace
@@ -90,8 +89,7 @@ class FacetWriter:
     def _rows(self, texts: list[str], doc_of: np.ndarray, ids: tuple[np.ndarray, np.ndarray] | None,
               sentence_ids: list[int]) -> list[tuple]:
         started = time.perf_counter()
-        words, weights = context_words(self.space, texts, doc_of, ids=ids)
-        packed = [row for batch in facet_batches(self.space, words, weights, self.k) for row in batch.packed()]
+        packed = packed_document_facets(self.space, texts, doc_of, self.k, ids=ids)
         self.seconds += time.perf_counter() - started
         return [(sid, *row) for sid, row in zip(sentence_ids, packed)]
 
@@ -121,7 +119,7 @@ def facets_of_sentences(store: Store, space: FacetSpace, rows: Sequence[dict]) -
     for row in rows:
         found = stored.get(row["id"])
         if found is not None:
-            out.append(unpack(*found, dim=space.dim))
+            out.append(unpack(*found, space))
             continue
         around = store.neighbours(row["doc_id"], row["ordinal"], 1)
         position = next((i for i, n in enumerate(around) if n["id"] == row["id"]), None)

@@ -448,16 +448,17 @@ class Store:
 
     # -- facets -----------------------------------------------------------------------------------------------
     def add_facets(self, rows: Iterable[tuple[int, int, bytes, bytes, bytes]]) -> None:
-        """Store (sentence id, k, centres, scales, mass) rows of ``engine.facets.extract.pack``, replacing old ones."""
+        """Store (sentence id, k, words, mixtures, mass) rows (``engine.facets.extract.FacetBatch.packed``), replacing
+        old ones."""
         with self.db.atomic():
             self.db.conn.executemany("INSERT OR REPLACE INTO facets VALUES (?, ?, ?, ?, ?)", rows)
 
     def facets(self, ids: Sequence[int]) -> dict[int, tuple[int, bytes, bytes, bytes]]:
-        """Stored facet rows (k, centres, scales, mass) keyed by sentence id; sentences without facets left out."""
+        """Stored facet rows (k, words, mixtures, mass) keyed by sentence id; sentences without facets left out."""
         out: dict[int, tuple[int, bytes, bytes, bytes]] = {}
         for chunk, marks in in_chunks(ids):
             for sid, *row in self.db.execute(
-                f"SELECT sentence_id, k, centres, scales, mass FROM facets WHERE sentence_id IN ({marks})",
+                f"SELECT sentence_id, k, words, mixtures, mass FROM facets WHERE sentence_id IN ({marks})",
                 chunk,
             ):
                 out[int(sid)] = tuple(row)

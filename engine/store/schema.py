@@ -6,8 +6,8 @@ import sqlite_utils
 
 from engine.store import postings
 
-# 2: facets table (issue 7). 3: the word index (engine.store.postings).
-SCHEMA_VERSION = 3
+# 2: facets table (issue 7). 3: the word index (engine.store.postings). 4: facets stored as word mixtures.
+SCHEMA_VERSION = 4
 
 # FTS5 over passages (runs of sentences), not single sentences: BM25 needs the term statistics of a
 # paragraph-sized unit, or a multi-word query whose words sit in neighbouring sentences never matches well.
@@ -90,10 +90,11 @@ def create_vector_table(db: sqlite_utils.Database, method: str) -> str:
 
 
 def create_facets_table(db: sqlite_utils.Database) -> None:
-    """Facets of each sentence (``engine.facets.extract.pack``): k int8 centres with row scales, and their masses."""
+    """Facets of each sentence (``engine.facets.extract.FacetBatch.packed``): k centres as mixtures of the context
+    words' vectors, and their masses."""
     db.execute(
         "CREATE TABLE IF NOT EXISTS facets (sentence_id INTEGER PRIMARY KEY, k INTEGER NOT NULL, "
-        "centres BLOB NOT NULL, scales BLOB NOT NULL, mass BLOB NOT NULL)"
+        "words BLOB NOT NULL, mixtures BLOB NOT NULL, mass BLOB NOT NULL)"
     )
 
 
@@ -102,9 +103,11 @@ def migrate(db: sqlite_utils.Database, version: int) -> None:
 
     1 -> 2 adds the facets table; sentences indexed before have no facets until re-indexed, and searches compute
     those on the fly. 2 -> 3 adds the word index's tables; the store plans filling them for the passages already
-    there (searches use FTS5 alone until that is done).
+    there (searches use FTS5 alone until that is done). 3 -> 4 replaces the facets table (int8 centres) with one of
+    word mixtures; the facets stored before are dropped and, like those of 1, computed by searches when needed.
     """
-    if version < 2:
+    if version < 4:
+        db.execute("DROP TABLE IF EXISTS facets")
         create_facets_table(db)
     if version < 3:
         postings.create(db)
