@@ -31,8 +31,8 @@ import numpy as np
 
 from engine import Index, IndexConfig, embed
 from engine.embed.static import StaticEmbedder
+from engine.embed.wordtok import WordTokenizer
 from engine.facets.service import FacetWriter
-from engine.facets.space import FacetSpace
 from engine.store import postings
 from engine.store.database import Store
 from engine.store.vectors import GRAPH_DIM, HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH, HNSW_M, PROJECT_FROM, RERANK
@@ -97,8 +97,8 @@ class StageClock:
     The indexer's own thread is timed whole and its stages by wrapping the engine functions that do them (nested
     rows are parts of the row above). The facets cluster on a thread of their own, timed the same way. The graph
     inserts run on hnswlib's native threads, which no thread clock sees: they are what is left of the process's CPU
-    time once the timed threads are taken out (with the reader pool's two I/O threads, a small part). Reading and
-    splitting files runs in the reader processes, which the caller counts as child CPU time.
+    time once the timed threads are taken out (with the reader pool's two I/O threads, a small part). Reading,
+    splitting and tokenising files runs in the reader processes, which the caller counts as child CPU time.
     """
 
     INDEXER = "indexer thread"
@@ -106,7 +106,8 @@ class StageClock:
         ("facets (clustering thread)", FacetWriter, "_rows"),
         ("  database writes", Store, "write_documents"),
         ("    of which the word index", postings, "add"),
-        ("  tokenising (static)", FacetSpace, "ids"),
+        # the readers tokenise the documents they read (engine.ingest.wordids); this is what is left to the indexer
+        ("  tokenising (static)", WordTokenizer, "encode"),
         ("  embedding (static)", StaticEmbedder, "embed_ids"),
         ("  storing facets", Store, "add_facets"),
     )

@@ -17,11 +17,13 @@ from engine import embed
 from engine.blas import one_blas_thread
 from engine.config import IndexConfig, default_index_dir
 from engine.embed.base import Embedder
+from engine.embed.static import StaticEmbedder
 from engine.errors import Cancelled, ConfigError, IndexNotFoundError, MethodMismatchError, QuireError
 from engine.facets.service import FacetWriter, load_space
-from engine.ingest.extract import Extracted
-from engine.ingest.pool import default_workers, extract_all
+from engine.ingest.extract import Extracted, extract
+from engine.ingest.pool import Reader, default_workers, extract_all
 from engine.ingest.walk import IgnoreRules, walk
+from engine.ingest.wordids import TokenisingReader
 from engine.search.calibration import Calibration, calibrate
 from engine.search.results import Mode, SearchResponse, SearchResult
 from engine.search.searcher import Searcher
@@ -346,6 +348,14 @@ class Index:
         )
 
 
+def _joined(parts: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Several texts' (flat ids, CSR offsets) as one."""
+    lengths = np.concatenate([np.diff(offsets) for _, offsets in parts])
+    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return np.concatenate([flat for flat, _ in parts]), offsets
+
+
 class _Run:
     """One indexing pass: plans which files to read, reads them in workers, embeds and writes in batches."""
 
@@ -361,6 +371,7 @@ class _Run:
         self.issues: list[FileIssue] = []
         self.cancelled = False
         self._pending: list[NewDocument] = []
+        self._pending_words: list[tuple[np.ndarray, np.ndarray] | None] = []  # each document's word ids, if read
         self._pending_sentences = 0
         self._last_save = time.monotonic()
         self._started = time.monotonic()
@@ -385,7 +396,7 @@ class _Run:
         self._report("reading", None)
         workers = self.config.workers if self.config.workers is not None else default_workers()
         try:
-            for outcome in extract_all(jobs, self.config.limits, workers):
+            for outcome in extract_all(jobs, self.config.limits, workers, reader=self._reader()):
                 self._take(outcome)
                 self._done += 1
                 self._report("reading", outcome.path)
@@ -397,6 +408,12 @@ class _Run:
             self._finish()
             raise
         self._finish()
+
+    def _reader(self) -> Reader:
+        """The static model's word ids are made by the readers, beside parsing, rather than here."""
+        if isinstance(self.embedder, StaticEmbedder) and self.embedder.path is not None:
+            return TokenisingReader(self.embedder.tokenizer, self.embedder.path)
+        return extract
 
     def _plan(self, roots: list[str]) -> list[tuple[str, str | None]]:
         """Walk the roots; drop vanished files; return (path, known hash) of files whose size or mtime changed."""
@@ -440,6 +457,7 @@ class _Run:
             self._unindexed(outcome)
         else:
             self._pending.append(outcome.document)
+            self._pending_words.append(outcome.words)
             self._pending_sentences += len(outcome.document.sentences)
             if self._pending_sentences >= self.config.batch_sentences:
                 self._flush()
@@ -454,15 +472,17 @@ class _Run:
         if not self._pending:
             return
         docs, self._pending, self._pending_sentences = self._pending, [], 0
+        words, self._pending_words = self._pending_words, []
         self._report("embedding", docs[-1].path)
-        texts = [s.text for d in docs for s in d.sentences]
         ids = None
-        if self.facets is not None and self.facets.shares_tokens(self.embedder):
-            # the static model pools the very words the facets cluster: tokenise once for both
-            ids = self.facets.space.ids(texts)
-            vectors = self.facets.space.embedder.embed_ids(*ids)
+        if isinstance(self.embedder, StaticEmbedder):
+            # tokenised once, by the readers when they could, for the embedding and the facets (which cluster the
+            # very words the static model pools)
+            ids = _joined(words) if all(w is not None for w in words) else self.embedder.tokenizer.encode(
+                [s.text for d in docs for s in d.sentences])
+            vectors = self.embedder.embed_ids(*ids)
         else:
-            vectors = self.embedder.encode(texts)
+            vectors = self.embedder.encode([s.text for d in docs for s in d.sentences])
         removed, new_ids = self.store.write_documents(docs, vectors, self.embedder.name)
         self._remove_vectors(removed)
         # the graph grows (and is saved, now and then) while the next batch is read and written
@@ -471,7 +491,7 @@ class _Run:
         if save:
             self._last_save = time.monotonic()
         if self.facets is not None:
-            self.facets.write(docs, new_ids, ids)
+            self.facets.write(docs, new_ids, ids if self.facets.shares_tokens(self.embedder) else None)
         self.documents += len(docs)
         self.sentences += int(new_ids.size)
 

@@ -20,6 +20,7 @@ from engine.facets.extract import (
 from engine.facets.service import load_space
 from engine.facets.space import FacetSpace
 from engine.index import Index, IndexConfig
+from engine.ingest import pool
 from engine.store import schema
 from engine.store.database import VECTOR_DTYPE, Store
 
@@ -176,9 +177,12 @@ def test_word_bridges_split_the_static_cosine_exactly():
     assert all(b.query_word not in ("the",) for b in evidence.bridges)
 
 
-def test_indexing_tokenises_once_yet_stores_what_separate_passes_give(corpus, index_dir):
-    """Vectors and facets from the shared word ids equal the embedder's and the facet extractor's own."""
-    with Index(index_dir, config=IndexConfig(workers=0)) as index:
+@pytest.mark.parametrize("workers", [0, 1])
+def test_indexing_tokenises_once_yet_stores_what_separate_passes_give(corpus, index_dir, workers, monkeypatch):
+    """Vectors and facets from the shared word ids (made by the reader processes when there are some) equal the
+    embedder's and the facet extractor's own."""
+    monkeypatch.setattr(pool, "MIN_FILES_FOR_POOL", 1)
+    with Index(index_dir, config=IndexConfig(workers=workers)) as index:
         index.add([corpus])
         rows = index.store.db.execute("SELECT id, doc_id, text FROM sentences ORDER BY id").fetchall()
         ids = [r[0] for r in rows]

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from engine.errors import ReadError
 from engine.ingest import readers
 from engine.ingest.readers.base import Document, Limits
@@ -52,6 +54,9 @@ class Extracted:
     status: str = "indexed"
     reason: str | None = None
     unchanged: bool = False
+    # the document's sentences as the static model's word ids (flat, CSR offsets), when the reader tokenised them
+    # (``engine.ingest.wordids``)
+    words: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def content_hash(path: Path) -> str:
