@@ -32,7 +32,6 @@ import numpy as np
 from engine import Index, IndexConfig, embed
 from engine.embed.static import StaticEmbedder
 from engine.embed.wordtok import WordTokenizer
-from engine.facets.service import FacetWriter
 from engine.store import postings
 from engine.store.database import Store
 from engine.store.vectors import GRAPH_DIM, HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH, HNSW_M, PROJECT_FROM, RERANK
@@ -95,18 +94,17 @@ class StageClock:
     calling thread), each counted on the thread that runs it (``time.thread_time``).
 
     The indexer's own thread is timed whole and its stages by wrapping the engine functions that do them (nested
-    rows are parts of the row above). The facets cluster on a thread of their own, timed the same way. The graph
-    inserts run on hnswlib's native threads, which no thread clock sees: they are what is left of the process's CPU
-    time once the timed threads are taken out (with the reader pool's two I/O threads, a small part). Reading,
-    splitting and tokenising files runs in the reader processes, which the caller counts as child CPU time.
+    rows are parts of the row above). The graph inserts run on hnswlib's native threads, which no thread clock sees:
+    they are what is left of the process's CPU time once the indexer's thread is taken out (with the reader pool's
+    two I/O threads, a small part). Reading, splitting, tokenising and the facets run in the reader processes
+    (engine.ingest.prepare), which the caller counts as child CPU time; ``--no-facets`` tells the facets' part.
     """
 
     INDEXER = "indexer thread"
     STAGES = (
-        ("facets (clustering thread)", FacetWriter, "_rows"),
         ("  database writes", Store, "write_documents"),
         ("    of which the word index", postings, "add"),
-        # the readers tokenise the documents they read (engine.ingest.wordids); this is what is left to the indexer
+        # the readers tokenise the documents they read; this is what is left to the indexer
         ("  tokenising (static)", WordTokenizer, "encode"),
         ("  embedding (static)", StaticEmbedder, "embed_ids"),
         ("  storing facets", Store, "add_facets"),
@@ -131,12 +129,10 @@ class StageClock:
 
     def by_stage(self, cpu: float, readers: float) -> dict[str, float]:
         """Every stage's CPU seconds, given the run's process + children CPU time and the readers' part of it."""
-        facets = self.seconds.get(self.STAGES[0][0], 0.0)
         indexer = self.seconds[self.INDEXER]
-        stages = {"reading, splitting (reader processes)": readers,
-                  "graph inserts (hnswlib threads; the rest)": cpu - readers - facets - indexer,
-                  self.STAGES[0][0]: facets, self.INDEXER: indexer}
-        for label, _, _ in self.STAGES[1:]:
+        stages = {"reading, splitting, tokenising, facets (reader processes)": readers,
+                  "graph inserts (hnswlib threads; the rest)": cpu - readers - indexer, self.INDEXER: indexer}
+        for label, _, _ in self.STAGES:
             stages[label] = self.seconds.get(label, 0.0)
         return stages
 

@@ -20,14 +20,14 @@ from engine.embed.base import Embedder
 from engine.embed.static import StaticEmbedder
 from engine.errors import Cancelled, ConfigError, IndexNotFoundError, MethodMismatchError, QuireError
 from engine.facets.service import FacetWriter, load_space
-from engine.ingest.extract import Extracted, extract
-from engine.ingest.pool import Reader, default_workers, extract_all
+from engine.ingest.extract import Extracted
+from engine.ingest.pool import default_workers, extract_all
+from engine.ingest.prepare import StaticPreparer
 from engine.ingest.walk import IgnoreRules, walk
-from engine.ingest.wordids import TokenisingReader
 from engine.search.calibration import Calibration, calibrate
 from engine.search.results import Mode, SearchResponse, SearchResult
 from engine.search.searcher import Searcher
-from engine.store.database import DB_NAME, NewDocument, Store
+from engine.store.database import DB_NAME, Store
 from engine.store.vectors import VectorIndex
 
 log = logging.getLogger(__name__)
@@ -370,8 +370,8 @@ class _Run:
         self.documents = self.sentences = self.unchanged = self.removed = 0
         self.issues: list[FileIssue] = []
         self.cancelled = False
-        self._pending: list[NewDocument] = []
-        self._pending_words: list[tuple[np.ndarray, np.ndarray] | None] = []  # each document's word ids, if read
+        self._preparer = self._static_preparer()
+        self._pending: list[Extracted] = []  # read documents waiting for the next batch
         self._pending_sentences = 0
         self._last_save = time.monotonic()
         self._started = time.monotonic()
@@ -396,7 +396,7 @@ class _Run:
         self._report("reading", None)
         workers = self.config.workers if self.config.workers is not None else default_workers()
         try:
-            for outcome in extract_all(jobs, self.config.limits, workers, reader=self._reader()):
+            for outcome in extract_all(jobs, self.config.limits, workers, prepare=self._preparer):
                 self._take(outcome)
                 self._done += 1
                 self._report("reading", outcome.path)
@@ -409,11 +409,12 @@ class _Run:
             raise
         self._finish()
 
-    def _reader(self) -> Reader:
-        """The static model's word ids are made by the readers, beside parsing, rather than here."""
-        if isinstance(self.embedder, StaticEmbedder) and self.embedder.path is not None:
-            return TokenisingReader(self.embedder.tokenizer, self.embedder.path)
-        return extract
+    def _static_preparer(self) -> StaticPreparer | None:
+        """What the readers do for the static model beside parsing (``engine.ingest.prepare``): the word ids when it
+        embeds, the facets when they are on (in its word space whatever the index's method)."""
+        static = self.embedder if isinstance(self.embedder, StaticEmbedder) and self.embedder.path else None
+        space = self.facets.space if self.facets is not None else None
+        return StaticPreparer(static, space) if static is not None or space is not None else None
 
     def _plan(self, roots: list[str]) -> list[tuple[str, str | None]]:
         """Walk the roots; drop vanished files; return (path, known hash) of files whose size or mtime changed."""
@@ -456,8 +457,7 @@ class _Run:
         elif outcome.document is None:
             self._unindexed(outcome)
         else:
-            self._pending.append(outcome.document)
-            self._pending_words.append(outcome.words)
+            self._pending.append(outcome)
             self._pending_sentences += len(outcome.document.sentences)
             if self._pending_sentences >= self.config.batch_sentences:
                 self._flush()
@@ -471,16 +471,11 @@ class _Run:
     def _flush(self) -> None:
         if not self._pending:
             return
-        docs, self._pending, self._pending_sentences = self._pending, [], 0
-        words, self._pending_words = self._pending_words, []
+        outcomes, self._pending, self._pending_sentences = self._pending, [], 0
+        docs = [o.document for o in outcomes]
         self._report("embedding", docs[-1].path)
-        ids = None
-        if isinstance(self.embedder, StaticEmbedder):
-            # tokenised once, by the readers when they could, for the embedding and the facets (which cluster the
-            # very words the static model pools)
-            ids = _joined(words) if all(w is not None for w in words) else self.embedder.tokenizer.encode(
-                [s.text for d in docs for s in d.sentences])
-            vectors = self.embedder.embed_ids(*ids)
+        if self._preparer is not None and self._preparer.embedder is self.embedder:  # the readers tokenised
+            vectors = self.embedder.embed_ids(*_joined([o.words for o in outcomes]))
         else:
             vectors = self.embedder.encode([s.text for d in docs for s in d.sentences])
         removed, new_ids = self.store.write_documents(docs, vectors, self.embedder.name)
@@ -491,7 +486,7 @@ class _Run:
         if save:
             self._last_save = time.monotonic()
         if self.facets is not None:
-            self.facets.write(docs, new_ids, ids if self.facets.shares_tokens(self.embedder) else None)
+            self.facets.write(docs, new_ids, [o.facets for o in outcomes])
         self.documents += len(docs)
         self.sentences += int(new_ids.size)
 
@@ -506,8 +501,6 @@ class _Run:
 
     def _finish(self) -> None:
         self._flush()
-        if self.facets is not None:
-            self.facets.finish()
         if not self.cancelled:  # a stopped run stops now; the next one compacts
             # while the graph takes in the last batches on its own threads
             self._report("saving", None)

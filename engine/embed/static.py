@@ -90,7 +90,7 @@ def load_model(path: Path) -> StaticModel:
 
 def load_tokenizer(path: Path) -> WordTokenizer:
     """The tokenizer of a model file, without its vectors: what indexing's reader processes need
-    (``engine.ingest.wordids``)."""
+    (``engine.ingest.prepare``)."""
     _check_exists(path)
     with np.load(path) as data:
         return WordTokenizer(_unpack_strings(data["words"]), _unpack_strings(data["wordpieces"]))

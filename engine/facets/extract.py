@@ -114,9 +114,13 @@ def context_words(space: FacetSpace, texts: Sequence[str], doc_of: np.ndarray | 
 
 def _padded(n: int, target: np.ndarray, word: np.ndarray, weight: np.ndarray, vocabulary: int,
             max_words: int) -> tuple[np.ndarray, np.ndarray]:
-    """(n, J) word ids and weights from (text, word id, weight) triples, padded with weight 0.
+    """(n, max_words) word ids and weights from (text, word id, weight) triples, padded with weight 0.
 
-    One entry per (text, word) at its largest weight. Callers list a word's copies heaviest first: a copy weighs
+    Always max_words wide, however many words the texts have: the solver's sums then run over the same padded length
+    for a text whatever batch it is in, so its facets are the same to the bit. Indexing clusters the documents each
+    reader task happens to hold (``engine.ingest.prepare``); with the batch's own width, a sentence's stored facets
+    differed in their last bits between a run in one process and one with a reader pool. One entry per (text, word)
+    at its largest weight. Callers list a word's copies heaviest first: a copy weighs
     the word's SIF weight times 1 (the text's own words) or NEIGHBOUR_WEIGHT (borrowed ones), and own words come
     first; np.unique's first indices (a stable sort) pick exactly those, ordered by (text, word).
     """
@@ -129,7 +133,7 @@ def _padded(n: int, target: np.ndarray, word: np.ndarray, weight: np.ndarray, vo
     starts = np.searchsorted(target, np.arange(n))
     slot = np.arange(target.size) - starts[target]
     keep = slot < max_words
-    width = max(1, int(slot[keep].max()) + 1) if keep.any() else 1
+    width = max_words
     out_ids = np.zeros((n, width), dtype=np.int64)
     out_weights = np.zeros((n, width), dtype=np.float32)
     out_ids[target[keep], slot[keep]] = word[keep]

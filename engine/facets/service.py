@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 
 import numpy as np
@@ -15,11 +13,9 @@ from engine.errors import MethodUnavailableError
 from engine.facets.explain import Explainer
 from engine.facets.extract import (
     BORROW_RESULTS,
-    DEFAULT_K,
     FacetSet,
     document_facets,
     empty,
-    packed_document_facets,
     unpack,
 )
 from engine.facets.space import FacetSpace
@@ -47,20 +43,15 @@ def load_space() -> FacetSpace | None:
 
 
 class FacetWriter:
-    """Computes and stores the facets of newly indexed sentences (called once per indexing batch).
+    """Where an indexing run's facets go: computed by the reader processes (``engine.ingest.prepare``) in ``space``,
+    stored with the sentences' ids here. Facets stored in another static model's word space are forgotten first.
 
-    The clustering runs on a background thread while the indexer embeds and writes the next batch: numpy releases
-    the GIL in its array loops, so on a 2-core machine the facets use the core that the reader process leaves idle
-    instead of adding their time to the indexer's. Each batch's facets are stored (by the caller's thread, which owns
-    the database) at the next :meth:`write` or at :meth:`finish`; a batch lost to a crash is recomputed at query time
-    (:func:`facets_of_sentences`).
+    A sentence stored without facets (indexed before facets existed, or while the static model was unavailable)
+    gets them at query time (:func:`facets_of_sentences`).
     """
 
-    def __init__(self, store: Store, space: FacetSpace, k: int = DEFAULT_K) -> None:
-        self.store, self.space, self.k = store, space, k
-        self.seconds = 0.0
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="quire-facets")
-        self._pending: Future[list[tuple]] | None = None
+    def __init__(self, store: Store, space: FacetSpace) -> None:
+        self.store, self.space = store, space
         fingerprint = space.embedder.fingerprint
         if store.get_meta(FACETS_MODEL_KEY) != fingerprint:
             store.clear_facets()  # computed in another model's word space: meaningless now
@@ -74,41 +65,16 @@ class FacetWriter:
         return cls(store, space) if space is not None else None
 
     def write(self, docs: Sequence[NewDocument], sentence_ids: np.ndarray,
-              ids: tuple[np.ndarray, np.ndarray] | None = None) -> None:
-        """Start on the facets of every sentence of ``docs`` (ids in the same order), neighbours taken within each
-        document; the previous batch's are stored first.
-
-        ``ids`` are the sentences' word ids from ``self.space.ids`` when the caller has them (see ``Index``).
-        """
-        self.store_pending()
-        texts = [s.text for d in docs for s in d.sentences]
-        if texts:
-            doc_of = np.repeat(np.arange(len(docs)), [len(d.sentences) for d in docs])
-            self._pending = self._pool.submit(self._rows, texts, doc_of, ids, sentence_ids.tolist())
-
-    def _rows(self, texts: list[str], doc_of: np.ndarray, ids: tuple[np.ndarray, np.ndarray] | None,
-              sentence_ids: list[int]) -> list[tuple]:
-        started = time.perf_counter()
-        packed = packed_document_facets(self.space, texts, doc_of, self.k, ids=ids)
-        self.seconds += time.perf_counter() - started
-        return [(sid, *row) for sid, row in zip(sentence_ids, packed)]
-
-    def store_pending(self) -> None:
-        """Wait for the batch in progress, if any, and store its facets."""
-        if self._pending is not None:
-            pending, self._pending = self._pending, None
-            self.store.add_facets(pending.result())
-
-    def finish(self) -> None:
-        """Store the last batch and stop the background thread."""
-        try:
-            self.store_pending()
-        finally:
-            self._pool.shutdown(wait=True)
-
-    def shares_tokens(self, embedder: object) -> bool:
-        """True when ``embedder`` is the static model facets use, so one tokenisation can serve both."""
-        return embedder is self.space.embedder
+              rows: Sequence[Sequence[tuple] | None]) -> None:
+        """Store each document's facet rows (``Extracted.facets``; None: none computed) under its sentences' ids
+        (those of all ``docs``, in order)."""
+        ids = sentence_ids.tolist()
+        out, start = [], 0
+        for doc, doc_rows in zip(docs, rows):
+            if doc_rows is not None:
+                out.extend((sid, *row) for sid, row in zip(ids[start:], doc_rows))
+            start += len(doc.sentences)
+        self.store.add_facets(out)
 
 
 def facets_of_sentences(store: Store, space: FacetSpace, rows: Sequence[dict]) -> list[FacetSet]:

@@ -54,9 +54,10 @@ class Extracted:
     status: str = "indexed"
     reason: str | None = None
     unchanged: bool = False
-    # the document's sentences as the static model's word ids (flat, CSR offsets), when the reader tokenised them
-    # (``engine.ingest.wordids``)
+    # what the static model makes of the document, when the readers prepared it (``engine.ingest.prepare``): its
+    # sentences' word ids (flat, CSR offsets) and facets (``FacetBatch.packed`` rows, one per sentence)
     words: tuple[np.ndarray, np.ndarray] | None = None
+    facets: list[tuple[int, bytes, bytes, bytes]] | None = None
 
 
 def content_hash(path: Path) -> str:

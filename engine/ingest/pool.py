@@ -42,6 +42,8 @@ def default_workers() -> int:
 
 Job = tuple[str, str | None]  # (path, hash recorded for it, if any)
 Reader = Callable[[str, Limits, str | None], Extracted]
+# Work on a task's outcomes as a whole, in the reader process (``engine.ingest.prepare``).
+Prepare = Callable[[list[Extracted]], list[Extracted]]
 
 
 class _Window:
@@ -87,18 +89,21 @@ def _size(path: str) -> int:
         return 0  # the reader reports why
 
 
-def _read_task(reader: Reader, task: list[Job], limits: Limits) -> list[Extracted]:
-    return [reader(path, limits, known) for path, known in task]
+def _read_task(reader: Reader, task: list[Job], limits: Limits, prepare: Prepare | None) -> list[Extracted]:
+    outcomes = [reader(path, limits, known) for path, known in task]
+    return prepare(outcomes) if prepare is not None else outcomes
 
 
-def extract_all(jobs: list[Job], limits: Limits, workers: int, reader: Reader = extract) -> Iterator[Extracted]:
-    """Extract (path, known hash) jobs, yielding outcomes as they complete (not in input order).
+def extract_all(jobs: list[Job], limits: Limits, workers: int, reader: Reader = extract,
+                prepare: Prepare | None = None) -> Iterator[Extracted]:
+    """Extract (path, known hash) jobs, yielding outcomes as they complete (not in input order); ``prepare`` runs on
+    each task's outcomes before they are handed back.
 
     Stops submitting when the consumer stops iterating (cancellation): what is in flight is read in vain.
     """
     if workers <= 0 or len(jobs) < MIN_FILES_FOR_POOL:
-        for path, known in jobs:
-            yield reader(path, limits, known)
+        for start in range(0, len(jobs), TASK_FILES):
+            yield from _read_task(reader, jobs[start : start + TASK_FILES], limits, prepare)
         return
     pending = list(reversed(jobs))
     while pending:
@@ -108,7 +113,7 @@ def extract_all(jobs: list[Job], limits: Limits, workers: int, reader: Reader = 
             while pending or window.tasks:
                 while pending and window.has_room():
                     task, size = window.next_task(pending)
-                    window.put(executor.submit(_read_task, reader, task, limits), task, size)
+                    window.put(executor.submit(_read_task, reader, task, limits, prepare), task, size)
                 done, _ = wait(window.tasks, return_when=FIRST_COMPLETED)
                 for future in done:
                     outcomes = future.result()  # raises while the task is still in the window, if its worker died
@@ -119,12 +124,13 @@ def extract_all(jobs: list[Job], limits: Limits, workers: int, reader: Reader = 
             executor.shutdown(wait=True)
         except BrokenProcessPool:
             executor.shutdown(wait=False, cancel_futures=True)
-            yield from _after_crash(window, pending, limits, reader)
+            yield from _after_crash(window, pending, limits, reader, prepare)
         finally:
             executor.shutdown(wait=False, cancel_futures=True)
 
 
-def _after_crash(window: _Window, pending: list[Job], limits: Limits, reader: Reader) -> Iterator[Extracted]:
+def _after_crash(window: _Window, pending: list[Job], limits: Limits, reader: Reader,
+                 prepare: Prepare | None) -> Iterator[Extracted]:
     """A worker died (segfault, out of memory) reading one of the files it had been handed.
 
     Workers take tasks in submission order, and only the first ``workers + 1`` unfinished ones (those in the
@@ -141,14 +147,15 @@ def _after_crash(window: _Window, pending: list[Job], limits: Limits, reader: Re
     suspects = [job for task in unfinished[: window.workers + 1] for job in task]
     log.warning("a reader process crashed; retrying %d files one at a time", len(suspects))
     pending.extend(reversed([job for task in unfinished[window.workers + 1 :] for job in task]))
-    for path, known in suspects:
-        yield _isolated(path, limits, known, reader)
+    for job in suspects:
+        yield _isolated(job, limits, reader, prepare)
 
 
-def _isolated(path: str, limits: Limits, known: str | None, reader: Reader) -> Extracted:
+def _isolated(job: Job, limits: Limits, reader: Reader, prepare: Prepare | None) -> Extracted:
+    path = job[0]
     with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as single:
         try:
-            return single.submit(reader, path, limits, known).result()
+            return single.submit(_read_task, reader, [job], limits, prepare).result()[0]
         except BrokenProcessPool:
             log.error("reader crashed on %s", path)
             return Extracted(path, 0, 0.0, "", status="failed", reason="the reader crashed on this file")

@@ -1,0 +1,60 @@
+"""The readers' share of static-model work: word ids and facets equal to the embedder's and the facet extractor's
+own, in any process, for documents prepared together."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+
+from engine.facets.extract import packed_document_facets
+from engine.facets.service import load_space
+from engine.ingest.extract import extract
+from engine.ingest.prepare import StaticPreparer
+from engine.ingest.readers.base import Limits
+
+TEXTS = [
+    (
+        "Tokenisers split words at punctuation! Ünïcode naïveté, café-au-lait and zzqxwordsnotinvocab too.\n\n"
+        "A second paragraph: 3.14 is not a word, but Dr. Smith's results are."
+    ),
+    "",
+    "The clinic sends reminders by text message. Patients book appointments online.",
+]
+
+
+def test_a_preparer_sent_to_another_process_gives_the_embedders_ids_and_the_same_facets(tmp_path):
+    space = load_space()
+    paths = []
+    for i, text in enumerate(TEXTS):
+        paths.append(tmp_path / f"{i}.txt")
+        paths[-1].write_text(text, encoding="utf-8")
+    read = [extract(str(p), Limits()) for p in paths]
+    assert read[1].document is None
+    preparer = StaticPreparer(None, space)
+    blob = pickle.dumps(preparer)
+    assert len(blob) < 1000  # the model's path, not its vocabulary or vectors, travels with every task
+    elsewhere = pickle.loads(blob)
+    here, there = preparer(read), elsewhere(read)
+    assert preparer.embedder is space.embedder and there[1].words is None and there[1].facets is None
+    docs = [o.document for o in read if o.document is not None]
+    texts = [s.text for d in docs for s in d.sentences]
+    doc_of = np.repeat(np.arange(len(docs)), [len(d.sentences) for d in docs])
+    facets = packed_document_facets(space, texts, doc_of)
+    for prepared in (here, there):
+        start = 0
+        for outcome in (prepared[0], prepared[2]):
+            own = [s.text for s in outcome.document.sentences]
+            flat, offsets = space.embedder.tokenizer.encode(own)
+            np.testing.assert_array_equal(outcome.words[0], flat)
+            np.testing.assert_array_equal(outcome.words[1], offsets)
+            np.testing.assert_array_equal(space.embedder.embed_ids(*outcome.words), space.embedder.encode(own))
+            # the same to the bit whatever else the task held (engine.facets.extract._padded)
+            assert outcome.facets == facets[start : start + len(own)] == packed_document_facets(space, own, [0] * len(own))
+            start += len(own)
+
+
+def test_without_facets_a_preparer_only_tokenises():
+    space = load_space()
+    outcome = StaticPreparer(space.embedder)([extract(__file__, Limits())])[0]
+    assert outcome.facets is None and outcome.words[1].size == len(outcome.document.sentences) + 1
