@@ -1,9 +1,9 @@
 """What facets add to indexing time (issue 7 target: at most 20%), in CPU-seconds on Wikipedia articles.
 
 The articles of the first ``--files`` WikiExtractor files are written as text files once (``index_wiki.py``), then
-indexed into fresh indexes with facets off and on, alternating, ``--repeats`` times each. CPU-seconds (this process,
-its facet thread and its reader processes) are compared rather than wall time: on a shared machine wall time measures
-the neighbours too, and the facet thread overlaps the indexer's own work, which would hide its cost. Runs alternate,
+indexed into fresh indexes with facets off and on, alternating, ``--repeats`` times each. CPU-seconds (this process
+and its reader processes, which compute the facets) are compared rather than wall time: on a shared machine wall time
+measures the neighbours too, and the readers' work overlaps the indexer's own, which would hide its cost. Runs alternate,
 so each run with facets is paired with the run without just before it (same neighbours, same cache state); the
 verdict is the median of those paired ratios. The least-disturbed (minimum) runs are reported beside it: on the shared
 2-core machine their ratio ranged from +13% to +26% over four runs of this script, the paired median +18% to +19%

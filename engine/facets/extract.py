@@ -176,7 +176,7 @@ class FacetBatch:
         real = np.arange(j) < words[:, None]  # (B, J)
         kept = (np.arange(k) < self.counts[:, None])[:, :, None] & real[:, None, :]  # (B, K, J)
         # one bytes object per array, sliced per text: a numpy slice and tobytes() per text took most of the packing
-        # time on the indexer's facet thread
+        # time when facets were clustered on a thread of the indexer
         ids = self.ids.astype(np.int32)[real].tobytes()
         mixtures = self.clusters.mix.astype(np.float16)[kept].tobytes()
         mass = self.mass.astype(np.float32, copy=False).tobytes()
