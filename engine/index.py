@@ -474,8 +474,9 @@ class _Run:
         outcomes, self._pending, self._pending_sentences = self._pending, [], 0
         docs = [o.document for o in outcomes]
         self._report("embedding", docs[-1].path)
-        if self._preparer is not None and self._preparer.embedder is self.embedder:  # the readers tokenised
-            vectors = self.embedder.embed_ids(*_joined([o.words for o in outcomes]))
+        words = [o.words for o in outcomes]
+        if self._preparer is not None and self._preparer.embedder is self.embedder and None not in words:
+            vectors = self.embedder.embed_ids(*_joined(words))  # the readers tokenised
         else:
             vectors = self.embedder.encode([s.text for d in docs for s in d.sentences])
         removed, new_ids = self.store.write_documents(docs, vectors, self.embedder.name)

@@ -7,11 +7,14 @@ import pickle
 
 import numpy as np
 
+from engine.config import IndexConfig
 from engine.facets.extract import packed_document_facets
 from engine.facets.service import load_space
+from engine.index import Index
 from engine.ingest.extract import extract
 from engine.ingest.prepare import StaticPreparer
 from engine.ingest.readers.base import Limits
+from engine.store.database import VECTOR_DTYPE
 
 TEXTS = [
     (
@@ -58,3 +61,21 @@ def test_without_facets_a_preparer_only_tokenises():
     space = load_space()
     outcome = StaticPreparer(space.embedder)([extract(__file__, Limits())])[0]
     assert outcome.facets is None and outcome.words[1].size == len(outcome.document.sentences) + 1
+
+
+def test_documents_whose_preparation_fails_are_indexed_all_the_same(corpus, index_dir, monkeypatch, caplog):
+    def broken(self, outcomes):
+        raise MemoryError("no room for facets")
+
+    monkeypatch.setattr(StaticPreparer, "__call__", broken)
+    with Index(index_dir, config=IndexConfig(workers=0)) as index:
+        report = index.add([corpus])
+        rows = index.store.db.execute("SELECT id, text FROM sentences ORDER BY id").fetchall()
+        _, stored = index.store.vectors("static", [r[0] for r in rows])
+        assert index.store.db.execute("SELECT count(*) FROM facets").fetchone()[0] == 0
+        found = index.search("book hospital appointments by text message", k=3)
+    assert report.sentences == len(rows) > 0 and not report.issues
+    assert "preparing" in caplog.text
+    expected = load_space().embedder.encode([r[1] for r in rows])
+    np.testing.assert_array_equal(stored, expected.astype(VECTOR_DTYPE).astype(np.float32))
+    assert found.results[0].facets  # computed when asked for, as for sentences indexed without facets

@@ -91,7 +91,13 @@ def _size(path: str) -> int:
 
 def _read_task(reader: Reader, task: list[Job], limits: Limits, prepare: Prepare | None) -> list[Extracted]:
     outcomes = [reader(path, limits, known) for path, known in task]
-    return prepare(outcomes) if prepare is not None else outcomes
+    if prepare is None:
+        return outcomes
+    try:
+        return prepare(outcomes)
+    except Exception:  # the documents were read: a failure to prepare them must not lose them or stop the run
+        log.exception("preparing %d documents failed; the indexer does their part itself", len(outcomes))
+        return outcomes
 
 
 def extract_all(jobs: list[Job], limits: Limits, workers: int, reader: Reader = extract,
