@@ -9,12 +9,12 @@ import numpy as np
 
 from engine.config import IndexConfig
 from engine.facets.extract import packed_document_facets
-from engine.facets.service import load_space
+from engine.facets.service import FacetWriter, load_space
 from engine.index import Index
 from engine.ingest.extract import extract
 from engine.ingest.prepare import StaticPreparer
 from engine.ingest.readers.base import Limits
-from engine.store.database import VECTOR_DTYPE
+from engine.store.database import VECTOR_DTYPE, Store
 
 TEXTS = [
     (
@@ -79,3 +79,18 @@ def test_documents_whose_preparation_fails_are_indexed_all_the_same(corpus, inde
     expected = load_space().embedder.encode([r[1] for r in rows])
     np.testing.assert_array_equal(stored, expected.astype(VECTOR_DTYPE).astype(np.float32))
     assert found.results[0].facets  # computed when asked for, as for sentences indexed without facets
+
+
+def test_the_writer_stores_each_documents_facets_under_its_own_sentences(tmp_path):
+    space = load_space()
+    (tmp_path / "a.txt").write_text("One sentence here. Another one there.", encoding="utf-8")
+    (tmp_path / "b.txt").write_text("The clinic opens early. Reminders go out by text. Lunch is at noon.", encoding="utf-8")
+    first, second = (extract(str(tmp_path / name), Limits()).document for name in ("a.txt", "b.txt"))
+    rows = packed_document_facets(space, [s.text for s in second.sentences], [0] * len(second.sentences))
+    store = Store(tmp_path / "idx")
+    try:
+        FacetWriter(store, space).write([first, second], np.arange(10, 15), [None, rows])
+        stored = store.facets(list(range(10, 15)))
+    finally:
+        store.close()
+    assert len(first.sentences) == 2 and stored == dict(zip([12, 13, 14], rows))

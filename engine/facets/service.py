@@ -71,9 +71,10 @@ class FacetWriter:
         ids = sentence_ids.tolist()
         out, start = [], 0
         for doc, doc_rows in zip(docs, rows):
+            end = start + len(doc.sentences)
             if doc_rows is not None:
-                out.extend((sid, *row) for sid, row in zip(ids[start:], doc_rows))
-            start += len(doc.sentences)
+                out.extend((sid, *row) for sid, row in zip(ids[start:end], doc_rows))
+            start = end
         self.store.add_facets(out)
 
 
