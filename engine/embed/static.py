@@ -68,16 +68,12 @@ def save_model(path: Path, model: StaticModel) -> None:
     tmp.replace(path)
 
 
-def _check_exists(path: Path) -> None:
+def load_model(path: Path) -> StaticModel:
+    """Read a model written by :func:`save_model`, dequantising to float32."""
     if not path.is_file():
         raise MethodUnavailableError(
             f"static model file {path} is missing; build it with `python -m engine.staticbuild` or reinstall quire"
         )
-
-
-def load_model(path: Path) -> StaticModel:
-    """Read a model written by :func:`save_model`, dequantising to float32."""
-    _check_exists(path)
     with np.load(path) as data:
         vectors = data["vectors"].astype(np.float32) * data["scales"][:, None]
         return StaticModel(
@@ -86,14 +82,6 @@ def load_model(path: Path) -> StaticModel:
             vectors=vectors,
             meta=json.loads(data["meta"].tobytes().decode("utf-8")),
         )
-
-
-def load_tokenizer(path: Path) -> WordTokenizer:
-    """The tokenizer of a model file, without its vectors: what indexing's reader processes need
-    (``engine.ingest.prepare``)."""
-    _check_exists(path)
-    with np.load(path) as data:
-        return WordTokenizer(_unpack_strings(data["words"]), _unpack_strings(data["wordpieces"]))
 
 
 def pool(table: np.ndarray, flat: np.ndarray, offsets: np.ndarray) -> np.ndarray:

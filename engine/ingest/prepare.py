@@ -34,11 +34,12 @@ class StaticPreparer:
     sentences' facets in storage form (``Extracted.facets``).
 
     Sent to a reader process with each task, it carries only the model file's path; each process loads the model
-    from it once. In the process that made it, it uses ``embedder`` and ``space`` themselves. With a space, the word
-    ids are its embedder's (the facets cluster the words the static model pools).
+    from it once. In the process that made it, it uses ``embedder`` (the index's static model, None for another
+    method) and ``space`` themselves. With a space, the word ids are its embedder's (the facets cluster the words the
+    static model pools).
     """
 
-    def __init__(self, embedder: StaticEmbedder, space: FacetSpace | None = None, k: int = DEFAULT_K) -> None:
+    def __init__(self, embedder: StaticEmbedder | None, space: FacetSpace | None = None, k: int = DEFAULT_K) -> None:
         self.embedder = space.embedder if space is not None else embedder
         self.model, self.facets, self.k = self.embedder.path, space is not None, k
         self._loaded: tuple[WordTokenizer, FacetSpace | None] | None = (self.embedder.tokenizer, space)
