@@ -10,12 +10,13 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from engine.embed.static import StaticEmbedder, load_model  # noqa: E402
-from engine.embed.wordtok import FIRST_WORD_ID, WordTokenizer  # noqa: E402
-from engine.staticbuild import __main__ as build  # noqa: E402
-from engine.staticbuild.distill import similarity_loss  # noqa: E402
-from engine.staticbuild.extract import select_sentences  # noqa: E402
-from engine.staticbuild.pca import abtt_drop, fit_sentence_pca, fold  # noqa: E402
+from engine.embed.static import StaticEmbedder, load_model
+from engine.embed.wordtok import FIRST_WORD_ID, WordTokenizer
+from engine.staticbuild import __main__ as build
+from engine.staticbuild import refine
+from engine.staticbuild.distill import similarity_loss
+from engine.staticbuild.extract import select_sentences
+from engine.staticbuild.pca import abtt_drop, fit_sentence_pca, fold
 
 TOY = Path(__file__).parent / "data" / "toy_corpus.txt"
 
@@ -79,6 +80,60 @@ def test_build_resumes_without_redoing_finished_steps(toy_build: Path):
     stamp = (toy_build / "E_context.npy").stat().st_mtime_ns
     assert build.main(["--corpus", str(TOY), "--work", str(toy_build), "--dim", "32", "--variants", "full"]) == 0
     assert (toy_build / "E_context.npy").stat().st_mtime_ns == stamp
+
+
+@pytest.fixture(scope="module")
+def refined(toy_build: Path, tmp_path_factory) -> Path:
+    """The toy model's distillation continued on a corpus file it was not built from (in chunks of 100)."""
+    folder = tmp_path_factory.mktemp("static-refine")
+    fresh = folder / "fresh.txt"
+    fresh.write_text(TOY.read_text(encoding="utf-8"), encoding="utf-8")
+    args = ["--model", str(toy_build / "out" / "model.npz"), "--corpus", str(TOY), str(fresh), "--work",
+            str(folder / "work"), "--out", str(folder / "out" / "model.npz"), "--sentences", "250",
+            "--valid-sentences", "50", "--max-steps", "80"]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(refine, "CHUNK", 100)
+        assert refine.main(args) == 0
+    return folder
+
+
+def test_refinement_continues_distillation_on_files_the_model_was_not_built_from(toy_build: Path, refined: Path):
+    provenance = json.loads((refined / "out" / "PROVENANCE.json").read_text())
+    stage = provenance["refinement"]
+    assert stage["corpus_files"] == 1 and stage["sentences_encoded"] == 250  # the toy corpus itself was left out
+    assert stage["best_valid_loss"] < stage["valid_loss_at_start"]
+    assert stage["base_model"] == StaticEmbedder.from_file(toy_build / "out" / "model.npz").fingerprint
+    assert provenance["dim"] == 32 and "benchmarks" not in provenance  # base provenance kept, old numbers dropped
+    base = load_model(toy_build / "out" / "model.npz")
+    after = load_model(refined / "out" / "model.npz")
+    assert after.words == base.words and after.vectors.shape == base.vectors.shape
+    assert not np.allclose(after.vectors, base.vectors)
+    assert sorted(p.name for p in (refined / "work").glob("chunk*.npy")) == ["chunk000.npy", "chunk001.npy", "chunk002.npy"]
+
+
+def test_refinement_resumes_from_its_encoded_chunks(toy_build: Path, refined: Path):
+    work = refined / "work"
+    stamps = {p: p.stat().st_mtime_ns for p in work.glob("chunk*.npy")}
+    (work / "refined.npz").unlink()
+    (work / "chunk002.npy").unlink()
+    args = ["--model", str(toy_build / "out" / "model.npz"), "--corpus", str(refined / "fresh.txt"), "--work",
+            str(work), "--out", str(refined / "again.npz"), "--sentences", "250", "--valid-sentences", "50",
+            "--max-steps", "80"]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(refine, "CHUNK", 100)
+        assert refine.main(args) == 0
+    assert all(p.stat().st_mtime_ns == t for p, t in stamps.items() if p.name != "chunk002.npy")
+    assert (work / "chunk002.npy").exists()
+    # the same sample, split and seed: the refined vectors are reproduced
+    assert np.allclose(load_model(refined / "again.npz").vectors, load_model(refined / "out" / "model.npz").vectors,
+                       atol=1e-5)
+
+
+def test_refinement_refuses_a_corpus_the_model_was_built_from(toy_build: Path, tmp_path: Path):
+    args = ["--model", str(toy_build / "out" / "model.npz"), "--corpus", str(TOY), "--work", str(tmp_path),
+            "--out", str(tmp_path / "model.npz")]
+    with pytest.raises(SystemExit, match="already used"):
+        refine.main(args)
 
 
 def test_selection_caps_contexts_per_word_and_respects_the_budget():

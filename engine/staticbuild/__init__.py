@@ -9,6 +9,8 @@ Steps (each resumable, outputs in a work folder; ``python -m engine.staticbuild 
 3. ``pca`` (Sec. 3.2): sentence-level PCA with All-But-The-Top, folded into the word vectors.
 4. ``distill`` (Sec. 3.3, Eq. 2-3): fit the word vectors so that their sentence similarities match the teacher's.
 5. ``export``: int8 model file plus provenance.
+6. ``refine`` (optional, ``python -m engine.staticbuild.refine``): step 4 continued on fresh sentences sampled
+   uniformly from corpus files the build did not read; cheap enough for a CPU (sentence embeddings only).
 
 Needs the ``build`` extra (torch, transformers and the bundled teacher); the rest of quire never imports this package.
 """

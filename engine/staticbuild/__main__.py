@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import shlex
 import sys
 import time
@@ -27,6 +26,7 @@ import numpy as np
 from engine.embed.static import StaticModel, save_model
 from engine.embed.wordtok import FIRST_WORD_ID, WordTokenizer
 from engine.staticbuild import corpus, distill, extract, pca
+from engine.staticbuild.export import export, portable
 from engine.staticbuild.teacher import Teacher
 
 log = logging.getLogger("engine.staticbuild")
@@ -107,14 +107,6 @@ def _encoded(args: argparse.Namespace, n_texts: int) -> np.ndarray:
     return np.load(path) if path.exists() else np.ones(n_texts, dtype=bool)
 
 
-def _split(sel: extract.Selection, lengths: np.ndarray, n_valid: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    usable = np.flatnonzero(lengths > 0)
-    rng = np.random.default_rng(seed + 1)
-    valid = np.sort(rng.choice(usable, size=min(n_valid, usable.size // 5), replace=False))
-    train = np.setdiff1d(usable, valid)
-    return train, valid
-
-
 def build_variant(args: argparse.Namespace, variant: str, teacher: Teacher, tok: WordTokenizer, sel) -> Path:
     """Run PCA and distillation for one variant and write its model file; returns the path."""
     out = args.work / "variants" / f"{variant}.npz"
@@ -134,7 +126,7 @@ def build_variant(args: argparse.Namespace, variant: str, teacher: Teacher, tok:
         flat, offsets = tok.encode(sel.texts)
         # only sentences the teacher encoded have a target (all of them unless --extract-minutes cut the pass)
         lengths = np.diff(offsets) * _encoded(args, len(sel.texts))
-        train, valid = _split(sel, lengths, args.valid_sentences, args.seed)
+        train, valid = distill.held_out_split(lengths, args.valid_sentences, args.seed)
         teacher_emb = np.load(args.work / "teacher_sentences.npy", mmap_mode="r")
         vectors, log_ = distill.distill(
             vectors, flat, offsets, teacher_emb, train, valid, distill.DistillConfig(
@@ -153,18 +145,13 @@ def build_variant(args: argparse.Namespace, variant: str, teacher: Teacher, tok:
     return out
 
 
-def _portable(arg: str) -> str:
-    """An absolute path as seen from the checkout (e.g. ``../shared/...``), so the shipped provenance names no machine."""
-    return os.path.relpath(arg) if os.path.isabs(arg) else arg
-
-
 def _provenance(args: argparse.Namespace, tok: WordTokenizer, sel) -> dict:
     counts_path = args.work / "context_counts.npy"
     counts = np.load(counts_path)[FIRST_WORD_ID:] if counts_path.exists() else None
     return {
         "method": "static word embeddings, Wada et al. (2025): contextual extraction, sentence PCA + ABTT, distillation",
         "teacher": "sentence-transformers/all-MiniLM-L6-v2" if args.teacher is None else str(args.teacher),
-        "corpus": [_portable(str(c)) for c in args.corpus],
+        "corpus": [portable(str(c)) for c in args.corpus],
         "corpus_files": len(corpus.corpus_files(args.corpus)),
         "sentences_scanned": sel.scanned,
         "sentences_selected": len(sel.texts),
@@ -174,7 +161,7 @@ def _provenance(args: argparse.Namespace, tok: WordTokenizer, sel) -> dict:
         "vocabulary_size": len(tok.words),
         "frequent_words": args.vocab_size,
         "dim": args.dim,
-        "build_command": "python -m engine.staticbuild " + " ".join(shlex.quote(_portable(a)) for a in sys.argv[1:]),
+        "build_command": "python -m engine.staticbuild " + " ".join(shlex.quote(portable(a)) for a in sys.argv[1:]),
     }
 
 
@@ -193,13 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     for variant in variants:
         path = build_variant(args, variant, teacher, tok, sel)
         if variant == "full" and args.out:
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_bytes(path.read_bytes())
-            meta_path = args.out.with_name("PROVENANCE.json")
-            with np.load(path) as data:
-                meta = json.loads(data["meta"].tobytes().decode("utf-8"))
-            meta_path.write_text(json.dumps(meta, indent=2) + "\n")
-            log.info("exported %s (%.1f MB)", args.out, args.out.stat().st_size / 1e6)
+            export(path, args.out)
     return 0
 
 

@@ -50,6 +50,15 @@ def similarity_loss(student: torch.Tensor, teacher: torch.Tensor, tau: float) ->
     return -(target * log_pred).sum(dim=-1).mean()
 
 
+def held_out_split(lengths: np.ndarray, n_valid: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Train and validation rows among the sentences with at least one known word (``lengths > 0``); at most a
+    fifth of them are held out, so a toy build still has most of its sentences to learn from."""
+    usable = np.flatnonzero(lengths > 0)
+    rng = np.random.default_rng(seed + 1)
+    valid = np.sort(rng.choice(usable, size=min(n_valid, usable.size // 5), replace=False))
+    return np.setdiff1d(usable, valid), valid
+
+
 class _Batches:
     """Gathers a batch's word ids in EmbeddingBag layout from the CSR token arrays."""
 

@@ -1,0 +1,25 @@
+"""Step 5: the model file goes where the app loads it, with its provenance beside it."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+
+from engine.embed.static import load_model
+
+log = logging.getLogger(__name__)
+
+
+def export(model: Path, out: Path) -> None:
+    """Copy a built model file to ``out`` with its metadata beside it as PROVENANCE.json."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(model.read_bytes())
+    out.with_name("PROVENANCE.json").write_text(json.dumps(load_model(out).meta, indent=2) + "\n")
+    log.info("exported %s (%.1f MB)", out, out.stat().st_size / 1e6)
+
+
+def portable(arg: str) -> str:
+    """An absolute path as seen from the checkout (e.g. ``../shared/...``), so the shipped provenance names no machine."""
+    return os.path.relpath(arg) if os.path.isabs(arg) else arg
