@@ -134,8 +134,14 @@ def test_facets_stored_as_int8_centres_are_dropped_and_computed_by_searches(corp
                                                           "mixtures": bytes, "mass": bytes}
         assert index.store.db.execute("SELECT count(*) FROM facets").fetchone()[0] == 0
         again = index.search("book hospital appointments by text message", k=3).to_json()
-    assert again["results"][0]["facets"] and [r["facets"] for r in again["results"]] == [
-        r["facets"] for r in fresh["results"]]
+    # the same facets; stored ones went through float16, so their rounded scores may differ in the last digit
+    assert again["results"][0]["facets"] and len(again["results"]) == len(fresh["results"])
+    for computed, stored in zip(again["results"], fresh["results"]):
+        assert [(f["label"], f["words"], f["query_label"]) for f in computed["facets"]] == [
+            (f["label"], f["words"], f["query_label"]) for f in stored["facets"]]
+        for a, b in zip(computed["facets"], stored["facets"]):
+            assert a["weight"] == pytest.approx(b["weight"], abs=2e-4)
+            assert a["match"] == pytest.approx(b["match"], abs=2e-4)
 
 
 def test_search_results_carry_deterministic_json_facets(corpus, index_dir):
