@@ -97,7 +97,8 @@ def refined(toy_build: Path, tmp_path_factory) -> Path:
     return folder
 
 
-def test_refinement_continues_distillation_on_files_the_model_was_not_built_from(toy_build: Path, refined: Path):
+def test_refinement_continues_distillation_on_files_the_model_was_not_built_from(toy_build: Path, refined: Path,
+                                                                                 monkeypatch):
     provenance = json.loads((refined / "out" / "PROVENANCE.json").read_text())
     stage = provenance["refinement"]
     assert stage["corpus_files"] == 1 and stage["sentences_encoded"] == 250  # the toy corpus itself was left out
@@ -108,22 +109,25 @@ def test_refinement_continues_distillation_on_files_the_model_was_not_built_from
     after = load_model(refined / "out" / "model.npz")
     assert after.words == base.words and after.vectors.shape == base.vectors.shape
     assert not np.allclose(after.vectors, base.vectors)
-    assert sorted(p.name for p in (refined / "work").glob("chunk*.npy")) == ["chunk000.npy", "chunk001.npy", "chunk002.npy"]
+    monkeypatch.setattr(refine, "CHUNK", 100)  # as the fixture ran; chunk size is part of a sample's name
+    key = refine.sample_key([refined / "fresh.txt"], 11)
+    assert sorted(p.name for p in (refined / "work").glob("chunk*.npy")) == [f"chunk-{key}-{i:03d}.npy" for i in range(3)]
 
 
 def test_refinement_resumes_from_its_encoded_chunks(toy_build: Path, refined: Path):
     work = refined / "work"
-    stamps = {p: p.stat().st_mtime_ns for p in work.glob("chunk*.npy")}
+    chunks = sorted(work.glob("chunk*.npy"))
+    stamps = {p: p.stat().st_mtime_ns for p in chunks[:2]}
     (work / "refined.npz").unlink()
-    (work / "chunk002.npy").unlink()
+    chunks[2].unlink()
     args = ["--model", str(toy_build / "out" / "model.npz"), "--corpus", str(refined / "fresh.txt"), "--work",
             str(work), "--out", str(refined / "again.npz"), "--sentences", "250", "--valid-sentences", "50",
             "--max-steps", "80"]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(refine, "CHUNK", 100)
         assert refine.main(args) == 0
-    assert all(p.stat().st_mtime_ns == t for p, t in stamps.items() if p.name != "chunk002.npy")
-    assert (work / "chunk002.npy").exists()
+    assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())
+    assert chunks[2].exists()
     # the same sample, split and seed: the refined vectors are reproduced
     assert np.allclose(load_model(refined / "again.npz").vectors, load_model(refined / "out" / "model.npz").vectors,
                        atol=1e-5)
@@ -176,3 +180,10 @@ def test_pca_keeps_components_after_the_dropped_top_ones():
     folded = fold(vectors, mean, components)
     assert folded.shape == (tok.size, 4) and not folded[:FIRST_WORD_ID].any()
     assert abtt_drop(384) == 3
+
+
+def test_refinement_samples_are_named_by_their_files_and_seed(tmp_path: Path):
+    files = [tmp_path / "AA" / "wiki_40.gz", tmp_path / "AA" / "wiki_41.gz"]
+    key = refine.sample_key(files, 11)
+    assert key == refine.sample_key([Path("elsewhere") / "AA" / "wiki_40.gz", Path("AA/wiki_41.gz")], 11)
+    assert key != refine.sample_key(files, 12) and key != refine.sample_key(files[:1], 11)

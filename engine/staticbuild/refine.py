@@ -16,6 +16,7 @@ Example (what refined the shipped model, see resources/static/PROVENANCE.json)::
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import json
 import logging
@@ -64,14 +65,24 @@ def fresh_files(sources: list[Path], used: list[str]) -> list[Path]:
     return fresh
 
 
+def sample_key(files: list[Path], seed: int) -> str:
+    """Names a sample: chunk files carry it, so a work folder reused with other files or another seed never mixes
+    another sample's encodings in (files are named by folder and name, so a moved corpus keeps its key)."""
+    digest = hashlib.blake2b(f"{seed} {CHUNK}".encode(), digest_size=6)
+    for path in files:
+        digest.update(("\n" + "/".join(path.parts[-2:])).encode("utf-8"))
+    return digest.hexdigest()
+
+
 def _chunks(args: argparse.Namespace, files: list[Path]) -> Iterator[tuple[list[str], Path]]:
     """The sample in chunks of CHUNK sentences, each with the file that holds (or will hold) its encodings."""
     sentences = corpus.iter_sentences(files, seed=args.seed)
+    key = sample_key(files, args.seed)
     for index in range(-(-args.sentences // CHUNK)):
         texts = list(itertools.islice(sentences, min(CHUNK, args.sentences - index * CHUNK)))
         if not texts:
             return
-        yield texts, args.work / f"chunk{index:03d}.npy"
+        yield texts, args.work / f"chunk-{key}-{index:03d}.npy"
 
 
 def encode_sample(args: argparse.Namespace, files: list[Path]) -> tuple[list[str], np.ndarray]:
