@@ -103,6 +103,7 @@ def test_refinement_continues_distillation_on_files_the_model_was_not_built_from
     stage = provenance["refinement"]
     assert stage["corpus_files"] == 1 and stage["sentences_encoded"] == 250  # the toy corpus itself was left out
     assert stage["best_valid_loss"] < stage["valid_loss_at_start"]
+    assert stage["command"].startswith("python -m engine.staticbuild.refine --model ")
     assert stage["base_model"] == StaticEmbedder.from_file(toy_build / "out" / "model.npz").fingerprint
     assert provenance["dim"] == 32 and "benchmarks" not in provenance  # base provenance kept, old numbers dropped
     base = load_model(toy_build / "out" / "model.npz")
@@ -137,6 +138,13 @@ def test_refinement_refuses_a_corpus_the_model_was_built_from(toy_build: Path, t
     args = ["--model", str(toy_build / "out" / "model.npz"), "--corpus", str(TOY), "--work", str(tmp_path),
             "--out", str(tmp_path / "model.npz")]
     with pytest.raises(SystemExit, match="already used"):
+        refine.main(args)
+
+
+def test_refinement_refuses_a_model_already_refined(refined: Path, tmp_path: Path):
+    args = ["--model", str(refined / "out" / "model.npz"), "--corpus", str(refined / "fresh.txt"), "--work",
+            str(tmp_path), "--out", str(tmp_path / "model.npz")]
+    with pytest.raises(SystemExit, match="already refined"):
         refine.main(args)
 
 

@@ -112,6 +112,9 @@ def refine(args: argparse.Namespace) -> Path:
     if result.exists():
         return result
     base = StaticEmbedder.from_file(args.model)
+    if "refinement" in base.model.meta:
+        # its provenance has room for one refinement, and its sample's files would not count as used
+        raise SystemExit(f"{args.model} is already refined; refine the model it came from with a larger --sentences")
     files = fresh_files(args.corpus, base.model.meta.get("corpus", []))
     texts, teacher = encode_sample(args, files)
     flat, offsets = base.tokenizer.encode(texts)
@@ -132,7 +135,7 @@ def refine(args: argparse.Namespace) -> Path:
         "distill_steps": history["steps"],
         "valid_loss_at_start": history["history"][0]["valid_loss"],
         "best_valid_loss": history["best_valid_loss"],
-        "command": "python -m engine.staticbuild.refine " + " ".join(shlex.quote(portable(a)) for a in sys.argv[1:]),
+        "command": "python -m engine.staticbuild.refine " + " ".join(shlex.quote(portable(a)) for a in args.argv),
     }}
     meta.pop("benchmarks", None)  # measured for the unrefined model; bench/static_variants.py --stamp remeasures
     save_model(result, StaticModel(base.model.words, base.model.wordpieces, vectors[FIRST_WORD_ID:], meta))
@@ -143,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the stage; returns a process exit status."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     args = _args(argv)
+    args.argv = sys.argv[1:] if argv is None else argv
     args.work.mkdir(parents=True, exist_ok=True)
     export(refine(args), args.out)
     return 0
