@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -26,7 +25,7 @@ import numpy as np
 from engine.embed.static import StaticModel, save_model
 from engine.embed.wordtok import FIRST_WORD_ID, WordTokenizer
 from engine.staticbuild import corpus, distill, extract, pca
-from engine.staticbuild.export import export, portable
+from engine.staticbuild.export import export, portable, recorded_command
 from engine.staticbuild.teacher import Teacher
 
 log = logging.getLogger("engine.staticbuild")
@@ -161,7 +160,7 @@ def _provenance(args: argparse.Namespace, tok: WordTokenizer, sel) -> dict:
         "vocabulary_size": len(tok.words),
         "frequent_words": args.vocab_size,
         "dim": args.dim,
-        "build_command": "python -m engine.staticbuild " + " ".join(shlex.quote(portable(a)) for a in sys.argv[1:]),
+        "build_command": recorded_command("engine.staticbuild", sys.argv[1:]),
     }
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shlex
+from collections.abc import Sequence
 from pathlib import Path
 
 from engine.embed.static import load_model
@@ -23,3 +25,8 @@ def export(model: Path, out: Path) -> None:
 def portable(arg: str) -> str:
     """An absolute path as seen from the checkout (e.g. ``../shared/...``), so the shipped provenance names no machine."""
     return os.path.relpath(arg) if os.path.isabs(arg) else arg
+
+
+def recorded_command(module: str, argv: Sequence[str]) -> str:
+    """The command line a provenance file records: paths made portable, so it can be pasted on another machine."""
+    return f"python -m {module} " + " ".join(shlex.quote(portable(a)) for a in argv)

@@ -20,7 +20,6 @@ import hashlib
 import itertools
 import json
 import logging
-import shlex
 import sys
 import time
 from collections.abc import Iterator
@@ -31,7 +30,7 @@ import numpy as np
 from engine.embed.static import StaticEmbedder, StaticModel, save_model
 from engine.embed.wordtok import FIRST_WORD_ID
 from engine.staticbuild import corpus, distill
-from engine.staticbuild.export import export, portable
+from engine.staticbuild.export import export, portable, recorded_command
 from engine.staticbuild.teacher import Teacher
 
 log = logging.getLogger("engine.staticbuild.refine")
@@ -135,7 +134,7 @@ def refine(args: argparse.Namespace) -> Path:
         "distill_steps": history["steps"],
         "valid_loss_at_start": history["history"][0]["valid_loss"],
         "best_valid_loss": history["best_valid_loss"],
-        "command": "python -m engine.staticbuild.refine " + " ".join(shlex.quote(portable(a)) for a in args.argv),
+        "command": recorded_command("engine.staticbuild.refine", args.argv),
     }}
     meta.pop("benchmarks", None)  # measured for the unrefined model; bench/static_variants.py --stamp remeasures
     save_model(result, StaticModel(base.model.words, base.model.wordpieces, vectors[FIRST_WORD_ID:], meta))
