@@ -119,7 +119,8 @@ def test_refinement_resumes_from_its_encoded_chunks(toy_build: Path, refined: Pa
     work = refined / "work"
     chunks = sorted(work.glob("chunk*.npy"))
     stamps = {p: p.stat().st_mtime_ns for p in chunks[:2]}
-    (work / "refined.npz").unlink()
+    [result] = work.glob("refined-*.npz")
+    result.unlink()
     chunks[2].unlink()
     args = ["--model", str(toy_build / "out" / "model.npz"), "--corpus", str(refined / "fresh.txt"), "--work",
             str(work), "--out", str(refined / "again.npz"), "--sentences", "250", "--valid-sentences", "50",
@@ -132,6 +133,22 @@ def test_refinement_resumes_from_its_encoded_chunks(toy_build: Path, refined: Pa
     # the same sample, split and seed: the refined vectors are reproduced
     assert np.allclose(load_model(refined / "again.npz").vectors, load_model(refined / "out" / "model.npz").vectors,
                        atol=1e-5)
+
+
+def test_refinement_reuses_a_result_only_for_the_same_settings(toy_build: Path, refined: Path):
+    work = refined / "work"
+    args = ["--model", str(toy_build / "out" / "model.npz"), "--corpus", str(refined / "fresh.txt"), "--work",
+            str(work), "--out", str(refined / "other.npz"), "--sentences", "250", "--valid-sentences", "50"]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(refine, "CHUNK", 100)
+        before = set(work.glob("refined-*.npz"))
+        assert refine.main([*args, "--max-steps", "80"]) == 0
+        assert set(work.glob("refined-*.npz")) == before  # same settings: the stored result is reused
+        assert refine.main([*args, "--max-steps", "40"]) == 0
+    [new] = set(work.glob("refined-*.npz")) - before
+    [old] = before
+    assert json.loads(old.with_suffix(".log.json").read_text())["steps"] == 80
+    assert json.loads(new.with_suffix(".log.json").read_text())["steps"] == 40
 
 
 def test_refinement_refuses_a_corpus_the_model_was_built_from(toy_build: Path, tmp_path: Path):

@@ -5,7 +5,7 @@ words. This stage samples further short sentences uniformly from corpus files th
 them with the same teacher (sentence embeddings only, so it is cheap enough for a CPU: ~100 sentences/s on two cores)
 and continues Eq. 2's distillation from the model's vectors with the paper's settings (batch 128, tau 0.05, Adam lr
 1e-3, early stopping on held-out sentences of the new sample). Resumable: encoded sentences are kept in chunks in the
-work folder, and the refined model there is reused.
+work folder, and a refined model there is reused when the base model, sample and distillation settings all match.
 
 Example (what refined the shipped model, see resources/static/PROVENANCE.json)::
 
@@ -73,6 +73,13 @@ def sample_key(files: list[Path], seed: int) -> str:
     return digest.hexdigest()
 
 
+def result_key(base_fingerprint: str, sample: str, args: argparse.Namespace) -> str:
+    """Names a refined model by everything that shapes it, so rerunning with, say, another --max-steps in the same
+    work folder trains anew instead of returning the earlier result."""
+    settings = f"{base_fingerprint} {sample} {args.sentences} {args.valid_sentences} {args.max_steps}"
+    return hashlib.blake2b(settings.encode(), digest_size=6).hexdigest()
+
+
 def _chunks(args: argparse.Namespace, files: list[Path]) -> Iterator[tuple[list[str], Path]]:
     """The sample in chunks of CHUNK sentences, each with the file that holds (or will hold) its encodings."""
     sentences = corpus.iter_sentences(files, seed=args.seed)
@@ -107,14 +114,15 @@ def encode_sample(args: argparse.Namespace, files: list[Path]) -> tuple[list[str
 
 def refine(args: argparse.Namespace) -> Path:
     """Continue the distillation; returns the refined model file in the work folder."""
-    result = args.work / "refined.npz"
-    if result.exists():
-        return result
     base = StaticEmbedder.from_file(args.model)
     if "refinement" in base.model.meta:
         # its provenance has room for one refinement, and its sample's files would not count as used
         raise SystemExit(f"{args.model} is already refined; refine the model it came from with a larger --sentences")
     files = fresh_files(args.corpus, base.model.meta.get("corpus", []))
+    name = f"refined-{result_key(base.fingerprint, sample_key(files, args.seed), args)}"
+    result = args.work / f"{name}.npz"
+    if result.exists():
+        return result
     texts, teacher = encode_sample(args, files)
     flat, offsets = base.tokenizer.encode(texts)
     train, valid = distill.held_out_split(np.diff(offsets), args.valid_sentences, seed=0)
@@ -122,7 +130,7 @@ def refine(args: argparse.Namespace) -> Path:
         base.table, flat, offsets, teacher, train, valid,
         distill.DistillConfig(max_steps=args.max_steps, device=args.device),
     )
-    (args.work / "refined.log.json").write_text(json.dumps(history, indent=1))
+    (args.work / f"{name}.log.json").write_text(json.dumps(history, indent=1))
     meta = {**base.model.meta, "refinement": {
         "method": "distillation (Sec. 3.3) continued on fresh sentences sampled uniformly from unused corpus files",
         "base_model": base.fingerprint,
