@@ -13,8 +13,8 @@ torch = pytest.importorskip("torch")
 from engine.embed.static import StaticEmbedder, load_model
 from engine.embed.wordtok import FIRST_WORD_ID, WordTokenizer
 from engine.staticbuild import __main__ as build
-from engine.staticbuild import refine
-from engine.staticbuild.distill import similarity_loss
+from engine.staticbuild import extend, refine
+from engine.staticbuild.distill import DistillConfig, distill, similarity_loss
 from engine.staticbuild.extract import select_sentences
 from engine.staticbuild.pca import abtt_drop, fit_sentence_pca, fold
 
@@ -163,6 +163,75 @@ def test_refinement_refuses_a_model_already_refined(refined: Path, tmp_path: Pat
             str(tmp_path), "--out", str(tmp_path / "model.npz")]
     with pytest.raises(SystemExit, match="already refined"):
         refine.main(args)
+
+
+@pytest.fixture(scope="module")
+def extended(toy_build: Path, tmp_path_factory) -> Path:
+    """The toy model with the toy corpus's next most frequent words added."""
+    folder = tmp_path_factory.mktemp("static-extend")
+    assert extend.main(_extend_args(toy_build, folder)) == 0
+    return folder
+
+
+def _extend_args(toy_build: Path, folder: Path) -> list[str]:
+    return ["--model", str(toy_build / "out" / "model.npz"), "--corpus", str(TOY), "--work", str(folder / "work"),
+            "--out", str(folder / "out" / "model.npz"), "--vocab-size", "2000", "--contexts", "5",
+            "--max-sentences", "300", "--valid-sentences", "60", "--max-steps", "80"]
+
+
+def test_extension_adds_words_and_keeps_the_old_ones(toy_build: Path, extended: Path):
+    base = load_model(toy_build / "out" / "model.npz")
+    after = load_model(extended / "out" / "model.npz")
+    stage = json.loads((extended / "out" / "PROVENANCE.json").read_text())["extension"]
+    added = after.words[len(base.words) :]
+    assert after.words[: len(base.words)] == base.words and len(added) == stage["words_added"] > 20
+    assert stage["vocabulary_size"] == len(after.words) and after.vectors.shape == (len(after.words), 32)
+    # the old rows are the base model's (up to int8 rounding), the new ones were placed and distilled
+    assert np.allclose(after.vectors[: len(base.words)], base.vectors, atol=1e-6)
+    assert np.linalg.norm(after.vectors[len(base.words) :], axis=1).min() > 0
+    assert stage["best_valid_loss"] < stage["valid_loss_at_start"]
+    assert stage["base_model"] == StaticEmbedder.from_file(toy_build / "out" / "model.npz").fingerprint
+    assert stage["command"].startswith("python -m engine.staticbuild.extend --model ")
+    # a sentence with an added word is embedded from that word now, not from a word-piece fall-back
+    text = f"They talked about {added[0]} for hours."
+    old, new = StaticEmbedder.from_file(toy_build / "out" / "model.npz"), StaticEmbedder.from_file(
+        extended / "out" / "model.npz")
+    assert new.tokenizer.word_id(added[0]) is not None and old.tokenizer.word_id(added[0]) is None
+    assert not np.allclose(old.encode([text]), new.encode([text]))
+
+
+def test_extension_resumes_and_refuses_an_extended_model(toy_build: Path, extended: Path):
+    work = extended / "work"
+    stamps = {p: p.stat().st_mtime_ns for p in work.glob("*.npz")}
+    assert extend.main(_extend_args(toy_build, extended)) == 0
+    assert {p: p.stat().st_mtime_ns for p in work.glob("*.npz")} == stamps  # nothing recomputed
+    with pytest.raises(SystemExit, match="already extended"):
+        extend.main(["--model", str(extended / "out" / "model.npz"), "--corpus", str(TOY), "--work",
+                     str(extended / "again"), "--out", str(extended / "again" / "model.npz")])
+
+
+def test_placement_recovers_a_linear_map_and_reports_its_fit():
+    rng = np.random.default_rng(0)
+    contextual = rng.normal(size=(500, 12)).astype(np.float32)
+    true_map = rng.normal(size=(12, 6))
+    weights, quality = extend.placement(contextual, contextual @ true_map + 0.5, seed=0)
+    assert weights.shape == (13, 6)
+    assert quality["held_out_mean_cosine"] > 0.99 and abs(quality["held_out_median_norm_ratio"] - 1) < 0.02
+    _, noise = extend.placement(contextual, rng.normal(size=(500, 6)), seed=0)
+    assert noise["held_out_mean_cosine"] < 0.3
+
+
+def test_distillation_moves_only_the_trainable_rows():
+    rng = np.random.default_rng(0)
+    vectors = rng.normal(size=(30, 8)).astype(np.float32)
+    flat = rng.integers(2, 30, size=600)
+    offsets = np.arange(0, 601, 6)
+    teacher = rng.normal(size=(100, 16)).astype(np.float32)
+    trainable = np.arange(30) >= 20
+    out, _ = distill(vectors, flat, offsets, teacher, np.arange(80), np.arange(80, 100),
+                     DistillConfig(batch_size=16, max_steps=40, validate_every=10, patience=100), trainable=trainable)
+    assert np.array_equal(out[~trainable], vectors[~trainable])
+    assert not np.allclose(out[trainable], vectors[trainable])
 
 
 def test_selection_caps_contexts_per_word_and_respects_the_budget():

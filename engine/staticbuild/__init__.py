@@ -11,6 +11,8 @@ Steps (each resumable, outputs in a work folder; ``python -m engine.staticbuild 
 5. ``export``: int8 model file plus provenance.
 6. ``refine`` (optional, ``python -m engine.staticbuild.refine``): step 4 continued on fresh sentences sampled
    uniformly from corpus files the build did not read; cheap enough for a CPU (sentence embeddings only).
+7. ``extend`` (optional, ``python -m engine.staticbuild.extend``): more vocabulary words (Table 9), their contextual
+   vectors placed in the model's space by a map fitted on its own words, then distilled with the old words fixed.
 
 Needs the ``build`` extra (torch, transformers and the bundled teacher); the rest of quire never imports this package.
 """

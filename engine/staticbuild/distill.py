@@ -76,6 +76,44 @@ class _Batches:
         )
 
 
+class _Student(torch.nn.Module):
+    """A sentence is the sum of its word vectors. With a ``trainable`` mask the fixed rows sit in a frozen bag and
+    only the trainable ones are a parameter, in a second bag reached through an id map, so the optimiser's work
+    scales with the rows that move (a vocabulary extension trains 45k of 107k rows)."""
+
+    def __init__(self, vectors: np.ndarray, trainable: np.ndarray | None) -> None:
+        super().__init__()
+        table = torch.from_numpy(vectors.copy())
+        self.fixed: torch.nn.EmbeddingBag | None = None
+        if trainable is None:
+            self.free = torch.nn.EmbeddingBag.from_pretrained(table, freeze=False, mode="sum")
+            return
+        rows = torch.from_numpy(np.flatnonzero(trainable))
+        pad = rows.numel()  # fixed rows map to this all-zero row of the trainable bag
+        fixed = table.clone()
+        fixed[rows] = 0.0
+        self.fixed = torch.nn.EmbeddingBag.from_pretrained(fixed, freeze=True, mode="sum")
+        free = torch.cat([table[rows], torch.zeros(1, table.shape[1])])
+        self.free = torch.nn.EmbeddingBag.from_pretrained(free, freeze=False, mode="sum", padding_idx=pad)
+        remap = torch.full((table.shape[0],), pad, dtype=torch.long)
+        remap[rows] = torch.arange(pad)
+        self.register_buffer("rows", rows)
+        self.register_buffer("remap", remap)
+
+    def forward(self, ids: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+        if self.fixed is None:
+            return self.free(ids, offsets)
+        return self.fixed(ids, offsets) + self.free(self.remap[ids], offsets)
+
+    def table(self, free: torch.Tensor) -> torch.Tensor:
+        """The whole (ids x d) matrix with ``free`` (a copy of the trainable bag's weight) in place."""
+        if self.fixed is None:
+            return free
+        out = self.fixed.weight.detach().clone()
+        out[self.rows] = free[:-1]
+        return out
+
+
 def distill(
     vectors: np.ndarray,
     flat: np.ndarray,
@@ -84,27 +122,28 @@ def distill(
     train_rows: np.ndarray,
     valid_rows: np.ndarray,
     config: DistillConfig = DistillConfig(),
+    trainable: np.ndarray | None = None,
 ) -> tuple[np.ndarray, dict]:
     """Fine-tune ``vectors`` (ids x d); sentences are CSR word ids ``flat``/``offsets`` with teacher embeddings.
 
-    Only sentences with at least one known word should be passed in ``train_rows``/``valid_rows``.
+    Only sentences with at least one known word should be passed in ``train_rows``/``valid_rows``. With
+    ``trainable`` (a boolean per row) only those rows move; the others stay exactly as given.
     Returns the best (lowest validation loss) vectors and a training log.
     """
     torch.manual_seed(config.seed)
     rng = np.random.default_rng(config.seed)
-    bag = torch.nn.EmbeddingBag.from_pretrained(torch.from_numpy(vectors.copy()), freeze=False, mode="sum")
-    bag = bag.to(config.device)
-    optimiser = torch.optim.Adam(bag.parameters(), lr=config.lr)
+    student = _Student(vectors, trainable).to(config.device)
+    optimiser = torch.optim.Adam(student.parameters(), lr=config.lr)
     batches = _Batches(flat, offsets, teacher, config.device)
     valid_batches = [batches.get(valid_rows[i : i + config.batch_size]) for i in range(0, valid_rows.size, config.batch_size)]
 
     def validation_loss() -> float:
         with torch.no_grad():
-            losses = [similarity_loss(bag(ids, offs), t, config.tau).item() for ids, offs, t in valid_batches]
+            losses = [similarity_loss(student(ids, offs), t, config.tau).item() for ids, offs, t in valid_batches]
         return float(np.mean(losses))
 
     best = validation_loss()
-    best_weights = bag.weight.detach().clone()
+    best_weights = student.free.weight.detach().clone()
     history = [{"step": 0, "valid_loss": best}]
     bad = 0
     order = rng.permutation(train_rows)
@@ -117,17 +156,17 @@ def distill(
             cursor = 0
         ids, offs, t = batches.get(order[cursor : cursor + config.batch_size])
         cursor += config.batch_size
-        loss = similarity_loss(bag(ids, offs), t, config.tau)
+        loss = similarity_loss(student(ids, offs), t, config.tau)
         optimiser.zero_grad()
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(bag.parameters(), config.clip)
+        torch.nn.utils.clip_grad_norm_(student.parameters(), config.clip)
         optimiser.step()
         if step % config.validate_every == 0:
             current = validation_loss()
             history.append({"step": step, "train_loss": float(loss.item()), "valid_loss": current})
             if current < best:
                 best, bad = current, 0
-                best_weights = bag.weight.detach().clone()
+                best_weights = student.free.weight.detach().clone()
             else:
                 bad += 1
                 if bad >= config.patience:
@@ -138,4 +177,4 @@ def distill(
                 break
             if step % (config.validate_every * 25) == 0:
                 log.info("distillation: step %d, validation loss %.4f (best %.4f)", step, current, best)
-    return best_weights.cpu().numpy(), {"steps": step, "best_valid_loss": best, "history": history}
+    return student.table(best_weights).cpu().numpy(), {"steps": step, "best_valid_loss": best, "history": history}

@@ -129,6 +129,23 @@ def select_sentences(
     )
 
 
+def serving_every_word(texts: list[str], tok: WordTokenizer, *, scanned: int) -> Selection:
+    """A selection of ``texts`` in which each sentence serves every vocabulary word it contains.
+
+    The vocabulary extension (``engine.staticbuild.extend``) chooses sentences for its new words but also wants the
+    contextual vectors of the old words in them, to learn where contextual vectors land in the model's space.
+    """
+    ids, offsets = _incidence(texts, tok)
+    wanted = [ids[offsets[i] : offsets[i + 1]] for i in range(len(texts))]
+    return Selection(
+        texts=texts,
+        word_ids=ids.astype(np.int64),
+        positions=_first_positions(texts, wanted, tok),
+        offsets=offsets.astype(np.int64),
+        scanned=scanned,
+    )
+
+
 def _first_positions(texts: list[str], wanted: list[np.ndarray], tok: WordTokenizer) -> np.ndarray:
     """Pre-token position of the first occurrence of each wanted word in its sentence."""
     out: list[np.ndarray] = []
@@ -169,7 +186,7 @@ class Extraction:
         n_words = int(word_ids.max().item()) + 1 if word_ids.numel() else 0
         if n_words == 0:
             return
-        batch_size, length, dim = hidden.shape
+        batch_size, _, dim = hidden.shape
         valid = word_ids >= 0
         seg = (torch.arange(batch_size).unsqueeze(1) * n_words + word_ids)[valid]
         word_sums = torch.zeros(batch_size * n_words, dim).index_add_(0, seg, hidden[valid])
