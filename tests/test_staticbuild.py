@@ -205,6 +205,14 @@ def test_extension_resumes_and_refuses_an_extended_model(toy_build: Path, extend
     stamps = {p: p.stat().st_mtime_ns for p in work.glob("*.npz")}
     assert extend.main(_extend_args(toy_build, extended)) == 0
     assert {p: p.stat().st_mtime_ns for p in work.glob("*.npz")} == stamps  # nothing recomputed
+    # without the result, the finished teacher pass is read back and the same model is distilled again
+    [result] = work.glob("extended-*.npz")
+    result.unlink()
+    assert extend.main([*_extend_args(toy_build, extended)[:7], str(extended / "again.npz"),
+                        *_extend_args(toy_build, extended)[8:]]) == 0
+    assert (work / "extract.npz").stat().st_mtime_ns == stamps[work / "extract.npz"]
+    assert np.allclose(load_model(extended / "again.npz").vectors, load_model(extended / "out" / "model.npz").vectors,
+                       atol=1e-5)
     with pytest.raises(SystemExit, match="already extended"):
         extend.main(["--model", str(extended / "out" / "model.npz"), "--corpus", str(TOY), "--work",
                      str(extended / "again"), "--out", str(extended / "again" / "model.npz")])

@@ -236,7 +236,8 @@ def run_extraction(
             last_save = time.monotonic()
             rate = encoded / (last_save - started)
             log.info("extraction: %d/%d sentences, %.0f/s", int(ext.done.sum()), len(sel.texts), rate)
-    ext.save(checkpoint)
+    if encoded or not checkpoint.exists():
+        ext.save(checkpoint)
     return ext
 
 

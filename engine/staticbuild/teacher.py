@@ -52,6 +52,8 @@ class Teacher:
     def encode(self, texts: Sequence[str], *, batch_tokens: int | None = None) -> Iterator[TeacherBatch]:
         """Encode texts in length-sorted batches of about ``batch_tokens`` word-pieces (little padding; default 8k
         on a CPU, 64k on a GPU, which needs big calls to be busy)."""
+        if not texts:  # e.g. a resumed teacher pass with nothing left; the tokeniser rejects an empty batch
+            return
         batch_tokens = batch_tokens or (8192 if self.device == "cpu" else 65_536)
         ids = self.tokenizer(list(texts), truncation=True, max_length=MAX_TOKENS)["input_ids"]
         lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
