@@ -24,7 +24,7 @@ import numpy as np
 
 from engine.embed.static import StaticModel, save_model
 from engine.embed.wordtok import FIRST_WORD_ID, WordTokenizer
-from engine.staticbuild import corpus, distill, extract, pca
+from engine.staticbuild import corpus, distill, extract, pca, stage
 from engine.staticbuild.export import export, portable, recorded_command
 from engine.staticbuild.teacher import Teacher
 
@@ -39,20 +39,12 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--corpus", type=Path, nargs="+", required=True, help="WikiExtractor folders/files or .txt files")
     parser.add_argument("--work", type=Path, required=True, help="folder for intermediate results (resumable)")
     parser.add_argument("--out", type=Path, help="where to write the final model (variant 'full')")
-    parser.add_argument("--teacher", type=Path, help="sentence-transformer folder (default: bundled all-MiniLM-L6-v2)")
     parser.add_argument("--vocab-size", type=int, default=80_000, help="frequent corpus words kept (paper: 150k)")
-    parser.add_argument("--contexts", type=int, default=100, help="N, sentences per word (Sec. 3.1)")
-    parser.add_argument("--max-sentences", type=int, default=400_000, help="budget of sentences the teacher encodes")
-    parser.add_argument("--extract-minutes", type=float, default=None,
-                        help="stop the teacher pass after this long and use the sentences encoded so far")
+    stage.add_teacher_pass_options(parser, contexts=100, max_sentences=400_000)
     parser.add_argument("--dim", type=int, default=256, help="d', dimensions kept by the PCA (Sec. 3.2)")
     parser.add_argument("--pca-sentences", type=int, default=100_000, help="M, sentences for the PCA (Sec. 3.2)")
-    parser.add_argument("--valid-sentences", type=int, default=4096, help="held out for early stopping")
-    parser.add_argument("--max-steps", type=int, default=30_000, help="distillation steps (Sec. 4.1)")
-    parser.add_argument("--distill-minutes", type=float, default=None, help="stop distillation after this long")
     parser.add_argument("--variants", default="full", help=f"comma-separated, of {', '.join(VARIANTS)}")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--device", default="cpu")
+    stage.add_distill_options(parser, seed=0)
     return parser.parse_args(argv)
 
 
@@ -62,8 +54,7 @@ def _vocabulary(args: argparse.Namespace, teacher: Teacher) -> list[str]:
         from engine.staticbuild.vocab import build_vocabulary
 
         started = time.monotonic()
-        paragraphs = (p for f in corpus.corpus_files(args.corpus) for p in corpus.iter_paragraphs(f))
-        words = build_vocabulary(paragraphs, args.vocab_size, teacher.wordpieces())
+        words = build_vocabulary(corpus.all_paragraphs(args.corpus), args.vocab_size, teacher.wordpieces())
         path.write_text("\n".join(words), encoding="utf-8")
         log.info("vocabulary: %d entries in %.0f s", len(words), time.monotonic() - started)
     return path.read_text(encoding="utf-8").split("\n")
@@ -128,10 +119,7 @@ def build_variant(args: argparse.Namespace, variant: str, teacher: Teacher, tok:
         train, valid = distill.held_out_split(lengths, args.valid_sentences, args.seed)
         teacher_emb = np.load(args.work / "teacher_sentences.npy", mmap_mode="r")
         vectors, log_ = distill.distill(
-            vectors, flat, offsets, teacher_emb, train, valid, distill.DistillConfig(
-                max_steps=args.max_steps, seed=args.seed,
-                max_seconds=args.distill_minutes * 60 if args.distill_minutes else None, device=args.device,
-            ),
+            vectors, flat, offsets, teacher_emb, train, valid, stage.distill_config(args, seed=args.seed),
         )
         info.update(distill_steps=log_["steps"], best_valid_loss=log_["best_valid_loss"],
                     train_sentences=int(train.size), valid_sentences=int(valid.size))

@@ -49,6 +49,12 @@ def iter_paragraphs(path: Path) -> Iterator[str]:
                 yield line
 
 
+def all_paragraphs(sources: Sequence[Path]) -> Iterator[str]:
+    """Every paragraph of every corpus file, in file order: what word counts are made from."""
+    for path in corpus_files(sources):
+        yield from iter_paragraphs(path)
+
+
 def iter_sentences(sources: Sequence[Path], *, seed: int = 0) -> Iterator[str]:
     """Distinct short sentences from the corpus, files visited in a seeded random order.
 

@@ -38,8 +38,8 @@ import numpy as np
 
 from engine.embed.static import StaticEmbedder, StaticModel, save_model
 from engine.embed.wordtok import FIRST_WORD_ID, WordTokenizer
-from engine.staticbuild import corpus, distill, extract
-from engine.staticbuild.export import export, portable, recorded_command
+from engine.staticbuild import corpus, distill, extract, stage
+from engine.staticbuild.export import portable, recorded_command
 from engine.staticbuild.teacher import Teacher
 from engine.staticbuild.vocab import count_top_words
 
@@ -57,17 +57,10 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--corpus", type=Path, nargs="+", required=True, help="WikiExtractor folders/files")
     parser.add_argument("--work", type=Path, required=True, help="folder for intermediate results (resumable)")
     parser.add_argument("--out", type=Path, required=True, help="where to write the extended model and PROVENANCE.json")
-    parser.add_argument("--teacher", type=Path, help="sentence-transformer folder (default: bundled all-MiniLM-L6-v2)")
     parser.add_argument("--vocab-size", type=int, default=100_000, help="frequent corpus words wanted in all")
-    parser.add_argument("--contexts", type=int, default=10, help="N, sentences per new word (Sec. 3.1)")
-    parser.add_argument("--max-sentences", type=int, default=200_000, help="budget of sentences the teacher encodes")
-    parser.add_argument("--extract-minutes", type=float, default=None,
-                        help="stop the teacher pass after this long; words left without a context are not added")
-    parser.add_argument("--valid-sentences", type=int, default=4096, help="held out for early stopping")
-    parser.add_argument("--max-steps", type=int, default=30_000, help="distillation steps (Sec. 4.1)")
-    parser.add_argument("--distill-minutes", type=float, default=None, help="stop distillation after this long")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--device", default="cpu")
+    stage.add_teacher_pass_options(parser, contexts=10, max_sentences=200_000)  # new words left without a
+    # context when --extract-minutes ends the pass are not added
+    stage.add_distill_options(parser, seed=0)
     return parser.parse_args(argv)
 
 
@@ -76,9 +69,8 @@ def new_words(args: argparse.Namespace, model: StaticModel) -> list[str]:
     path = args.work / "new_words.txt"
     if not path.exists():
         started = time.monotonic()
-        paragraphs = (p for f in corpus.corpus_files(args.corpus) for p in corpus.iter_paragraphs(f))
         known = set(model.words)
-        words = [w for w in count_top_words(paragraphs, args.vocab_size) if w not in known]
+        words = [w for w in count_top_words(corpus.all_paragraphs(args.corpus), args.vocab_size) if w not in known]
         path.write_text("\n".join(words), encoding="utf-8")
         log.info("vocabulary: %d new words in %.0f s", len(words), time.monotonic() - started)
     text = path.read_text(encoding="utf-8")
@@ -171,9 +163,7 @@ def extend(args: argparse.Namespace) -> Path:
     trainable = np.arange(tok.size) >= base.tokenizer.size
     vectors, history = distill.distill(
         table, flat, offsets, ext.sentences, train, valid,
-        distill.DistillConfig(max_steps=args.max_steps, seed=args.seed, device=args.device,
-                              max_seconds=args.distill_minutes * 60 if args.distill_minutes else None),
-        trainable=trainable,
+        stage.distill_config(args, seed=args.seed), trainable=trainable,
     )
     (args.work / f"{result.stem}.log.json").write_text(json.dumps(history, indent=1))
     meta = {**model.meta, "extension": {
@@ -204,12 +194,7 @@ def extend(args: argparse.Namespace) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the stage; returns a process exit status."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    args = _args(argv)
-    args.argv = sys.argv[1:] if argv is None else argv
-    args.work.mkdir(parents=True, exist_ok=True)
-    export(extend(args), args.out)
-    return 0
+    return stage.main(_args, extend, argv)
 
 
 if __name__ == "__main__":

@@ -29,8 +29,8 @@ import numpy as np
 
 from engine.embed.static import StaticEmbedder, StaticModel, save_model
 from engine.embed.wordtok import FIRST_WORD_ID
-from engine.staticbuild import corpus, distill
-from engine.staticbuild.export import export, portable, recorded_command
+from engine.staticbuild import corpus, distill, stage
+from engine.staticbuild.export import portable, recorded_command
 from engine.staticbuild.teacher import Teacher
 
 log = logging.getLogger("engine.staticbuild.refine")
@@ -46,12 +46,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
                         help="WikiExtractor folders/files; files the model was built from are left out")
     parser.add_argument("--work", type=Path, required=True, help="folder for encoded chunks and the result (resumable)")
     parser.add_argument("--out", type=Path, required=True, help="where to write the refined model and PROVENANCE.json")
-    parser.add_argument("--teacher", type=Path, help="sentence-transformer folder (default: bundled all-MiniLM-L6-v2)")
     parser.add_argument("--sentences", type=int, default=310_000, help="fresh sentences the teacher encodes")
-    parser.add_argument("--valid-sentences", type=int, default=4096, help="held out for early stopping")
-    parser.add_argument("--max-steps", type=int, default=30_000, help="distillation steps (Sec. 4.1)")
-    parser.add_argument("--seed", type=int, default=11)
-    parser.add_argument("--device", default="cpu")
+    stage.add_distill_options(parser, seed=11)
     return parser.parse_args(argv)
 
 
@@ -76,7 +72,7 @@ def sample_key(files: list[Path], seed: int) -> str:
 def result_key(base_fingerprint: str, sample: str, args: argparse.Namespace) -> str:
     """Names a refined model by everything that shapes it, so rerunning with, say, another --max-steps in the same
     work folder trains anew instead of returning the earlier result."""
-    settings = f"{base_fingerprint} {sample} {args.sentences} {args.valid_sentences} {args.max_steps}"
+    settings = f"{base_fingerprint} {sample} {args.sentences} {args.valid_sentences} {args.max_steps} {args.distill_minutes}"
     return hashlib.blake2b(settings.encode(), digest_size=6).hexdigest()
 
 
@@ -128,7 +124,7 @@ def refine(args: argparse.Namespace) -> Path:
     train, valid = distill.held_out_split(np.diff(offsets), args.valid_sentences, seed=0)
     vectors, history = distill.distill(
         base.table, flat, offsets, teacher, train, valid,
-        distill.DistillConfig(max_steps=args.max_steps, device=args.device),
+        stage.distill_config(args, seed=0),
     )
     (args.work / f"{name}.log.json").write_text(json.dumps(history, indent=1))
     meta = {**base.model.meta, "refinement": {
@@ -151,12 +147,7 @@ def refine(args: argparse.Namespace) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the stage; returns a process exit status."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    args = _args(argv)
-    args.argv = sys.argv[1:] if argv is None else argv
-    args.work.mkdir(parents=True, exist_ok=True)
-    export(refine(args), args.out)
-    return 0
+    return stage.main(_args, refine, argv)
 
 
 if __name__ == "__main__":
