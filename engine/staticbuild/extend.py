@@ -17,8 +17,9 @@ stage adds the next most frequent words of the whole corpus without rebuilding t
 4. Distillation (Sec. 3.3, Eq. 2-3, the paper's settings) on the same sentences with the teacher's embeddings,
    moving only the new rows: the model's existing words keep their vectors.
 
-Resumable like the build (the teacher pass checkpoints; finished steps are kept in the work folder). Example (the
-shipped model's exact command is in resources/static/PROVENANCE.json)::
+Resumable like the build (the teacher pass checkpoints; finished steps are kept in the work folder). Two trials on
+the shipped model (bench/results/static_extend_100k.json) left STS-B and EvalRank within two tenths and hybrid
+retrieval slightly lower, so the shipped model is not extended. Example::
 
     python -m engine.staticbuild.extend --model resources/static/model.npz \
         --corpus ../shared/data/corpora/enwiki --work build/static-extend --out resources/static/model.npz
