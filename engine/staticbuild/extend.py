@@ -78,8 +78,10 @@ def new_words(args: argparse.Namespace, model: StaticModel) -> list[str]:
     return text.split("\n") if text else []
 
 
-def _selection(args: argparse.Namespace, model: StaticModel, added: list[str]) -> extract.Selection:
-    """Sentences chosen for the new words; each then serves every vocabulary word it holds."""
+def _selection(args: argparse.Namespace, model: StaticModel, added: list[str], every: WordTokenizer
+               ) -> extract.Selection:
+    """Sentences chosen for the new words; each then serves every vocabulary word it holds (``every``: the model's
+    words followed by the new ones)."""
     path = args.work / "selection.npz"
     if not path.exists():
         started = time.monotonic()
@@ -87,7 +89,6 @@ def _selection(args: argparse.Namespace, model: StaticModel, added: list[str]) -
             corpus.iter_sentences(args.corpus, seed=args.seed), WordTokenizer(added, model.wordpieces),
             per_word=args.contexts, max_sentences=args.max_sentences, seed=args.seed,
         )
-        every = WordTokenizer(model.words + added, model.wordpieces)
         extract.serving_every_word(chosen.texts, every, scanned=chosen.scanned).save(path)
         log.info("selection: %d of %d sentences in %.0f s", len(chosen.texts), chosen.scanned,
                  time.monotonic() - started)
@@ -131,9 +132,9 @@ def extend(args: argparse.Namespace) -> Path:
     added = new_words(args, model)
     if not added:
         raise SystemExit(f"the model already holds the corpus's {args.vocab_size} most frequent words")
-    sel = _selection(args, model, added)
-    teacher = Teacher(args.teacher, device=args.device)
     every = WordTokenizer(model.words + added, model.wordpieces)
+    sel = _selection(args, model, added, every)
+    teacher = Teacher(args.teacher, device=args.device)
     ext = extract.run_extraction(
         sel, teacher, every.size, args.work / "extract.npz",
         budget_seconds=args.extract_minutes * 60 if args.extract_minutes else None,
@@ -149,6 +150,7 @@ def extend(args: argparse.Namespace) -> Path:
     frequent = int(model.meta.get("frequent_words", len(model.words)))
     rare_old = old_ids[frequent // 2 : frequent]
     examples = rare_old[ext.counts[rare_old] >= MIN_EXAMPLE_CONTEXTS]
+
     def mean(ids: np.ndarray) -> np.ndarray:  # Eq. 1's average over the contexts seen
         return ext.sums[ids] / ext.counts[ids, None]
 
