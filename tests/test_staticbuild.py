@@ -15,44 +15,29 @@ from engine.embed.wordtok import FIRST_WORD_ID, WordTokenizer
 from engine.staticbuild import __main__ as build
 from engine.staticbuild import extend, refine
 from engine.staticbuild.distill import DistillConfig, distill, similarity_loss
-from engine.staticbuild.extract import select_sentences
+from engine.staticbuild.extract import run_extraction, select_sentences
 from engine.staticbuild.pca import abtt_drop, fit_sentence_pca, fold
+from engine.staticbuild.teacher import Teacher
 
 TOY = Path(__file__).parent / "data" / "toy_corpus.txt"
+
+
+def _build_args(work: Path, *changes: str) -> list[str]:
+    """The toy build's command line, with ``changes`` (flag, value pairs) appended to override its settings."""
+    return ["--corpus", str(TOY), "--work", str(work), "--out", str(work / "out" / "model.npz"), "--vocab-size", "600",
+            "--contexts", "5", "--max-sentences", "300", "--dim", "32", "--pca-sentences", "250",
+            "--valid-sentences", "60", "--max-steps", "120", "--variants", "full,no-distill", *changes]
 
 
 @pytest.fixture(scope="module")
 def toy_build(tmp_path_factory) -> Path:
     work = tmp_path_factory.mktemp("static-build")
-    out = work / "out" / "model.npz"
-    status = build.main(
-        [
-            "--corpus",
-            str(TOY),
-            "--work",
-            str(work),
-            "--out",
-            str(out),
-            "--vocab-size",
-            "600",
-            "--contexts",
-            "5",
-            "--max-sentences",
-            "300",
-            "--dim",
-            "32",
-            "--pca-sentences",
-            "250",
-            "--valid-sentences",
-            "60",
-            "--max-steps",
-            "120",
-            "--variants",
-            "full,no-distill",
-        ]
-    )
-    assert status == 0
+    assert build.main(_build_args(work)) == 0
     return work
+
+
+def _stamps(work: Path) -> dict[Path, int]:
+    return {p: p.stat().st_mtime_ns for p in work.rglob("*") if p.is_file() and "out" not in p.parts}
 
 
 def test_build_writes_a_loadable_compact_model_with_provenance(toy_build: Path):
@@ -69,17 +54,34 @@ def test_build_writes_a_loadable_compact_model_with_provenance(toy_build: Path):
 
 
 def test_distillation_lowers_the_held_out_loss(toy_build: Path):
-    log = json.loads((toy_build / "variants" / "full.log.json").read_text())
+    [log_file] = (toy_build / "variants").glob("full-*.log.json")
+    log = json.loads(log_file.read_text())
     assert log["best_valid_loss"] < log["history"][0]["valid_loss"]
-    full = load_model(toy_build / "variants" / "full.npz").vectors
-    plain = load_model(toy_build / "variants" / "no-distill.npz").vectors
+    [full], [plain] = (toy_build / "variants").glob("full-*.npz"), (toy_build / "variants").glob("no-distill-*.npz")
+    full, plain = load_model(full).vectors, load_model(plain).vectors
     assert full.shape == plain.shape and not np.allclose(full, plain)
 
 
 def test_build_resumes_without_redoing_finished_steps(toy_build: Path):
-    stamp = (toy_build / "E_context.npy").stat().st_mtime_ns
-    assert build.main(["--corpus", str(TOY), "--work", str(toy_build), "--dim", "32", "--variants", "full"]) == 0
-    assert (toy_build / "E_context.npy").stat().st_mtime_ns == stamp
+    stamps = _stamps(toy_build)
+    assert build.main(_build_args(toy_build)) == 0
+    assert _stamps(toy_build) == stamps
+
+
+def test_a_build_with_other_settings_works_beside_the_old_files(toy_build: Path, tmp_path: Path):
+    """Another --dim reuses the teacher pass and writes a new variant; other --contexts choose new sentences. Nothing
+    made with the first settings is reused for the second or overwritten."""
+    stamps = _stamps(toy_build)
+    out = tmp_path / "model.npz"
+    assert build.main([*_build_args(toy_build, "--dim", "16", "--variants", "full"), "--out", str(out)]) == 0
+    assert load_model(out).vectors.shape[1] == 16
+    new = set(_stamps(toy_build)) - set(stamps)
+    assert len(new) == 2 and {p.parent.name for p in new} == {"variants"}  # the variant and its log
+    assert build.main([*_build_args(toy_build, "--contexts", "3", "--variants", "no-distill"), "--out", str(out)]) == 0
+    assert len(list(toy_build.glob("selection-*.npz"))) == len(list(toy_build.glob("extract-*.npz"))) == 2
+    [variant] = [p for p in (toy_build / "variants").glob("no-distill-*.npz") if p not in stamps]
+    assert load_model(variant).meta["contexts_per_word_max"] == 3
+    assert all(p.stat().st_mtime_ns == stamp for p, stamp in stamps.items())
 
 
 @pytest.fixture(scope="module")
@@ -210,7 +212,8 @@ def test_extension_resumes_and_refuses_an_extended_model(toy_build: Path, extend
     result.unlink()
     assert extend.main([*_extend_args(toy_build, extended)[:7], str(extended / "again.npz"),
                         *_extend_args(toy_build, extended)[8:]]) == 0
-    assert (work / "extract.npz").stat().st_mtime_ns == stamps[work / "extract.npz"]
+    [checkpoint] = work.glob("extract-*.npz")
+    assert checkpoint.stat().st_mtime_ns == stamps[checkpoint]
     assert np.allclose(load_model(extended / "again.npz").vectors, load_model(extended / "out" / "model.npz").vectors,
                        atol=1e-5)
     with pytest.raises(SystemExit, match="already extended"):
@@ -259,6 +262,19 @@ def test_selection_caps_contexts_per_word_and_respects_the_budget():
             sel.word_ids[sel.offsets[i] : sel.offsets[i + 1]], sel.positions[sel.offsets[i] : sel.offsets[i + 1]]
         ):
             assert tokens.index(words[wid - FIRST_WORD_ID]) == pos
+
+
+def test_a_teacher_pass_cut_by_its_time_budget_continues_on_the_next_run(tmp_path: Path):
+    teacher = Teacher()
+    tok = WordTokenizer(["parks", "bus", "montgomery", "arrested", "the"], teacher.wordpieces())
+    sentences = [line for line in TOY.read_text(encoding="utf-8").splitlines() if line.strip()][:60]
+    sel = select_sentences(sentences, tok, per_word=5, max_sentences=60)
+    cut = run_extraction(sel, teacher, tok.size, tmp_path / "cut.npz", budget_seconds=0.0)
+    assert not cut.done.any() and (tmp_path / "cut.npz").exists()
+    resumed = run_extraction(sel, teacher, tok.size, tmp_path / "cut.npz")
+    whole = run_extraction(sel, teacher, tok.size, tmp_path / "whole.npz")
+    assert resumed.done.all() and np.array_equal(resumed.counts, whole.counts) and whole.counts[FIRST_WORD_ID:].all()
+    assert np.allclose(resumed.sums, whole.sums, atol=1e-4)
 
 
 def test_similarity_loss_is_smallest_when_student_matches_teacher():

@@ -1,4 +1,8 @@
-"""Command line of the static model build; every step skips itself when its output already exists.
+"""Command line of the static model build.
+
+Files in ``--work`` are named by the settings that shaped them: a rerun with the same settings skips the finished
+steps and continues a teacher pass that was killed or cut short by ``--extract-minutes``, and a rerun with other
+settings writes its files beside the old ones (a changed ``--dim`` or distillation length reuses the teacher pass).
 
 Example::
 
@@ -14,11 +18,13 @@ and can be made on one machine and carried to another inside ``--work``.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -48,8 +54,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _vocabulary(args: argparse.Namespace, teacher: Teacher) -> list[str]:
-    path = args.work / "vocab.txt"
+def _vocabulary(args: argparse.Namespace, teacher: Teacher, key: str) -> list[str]:
+    path = args.work / f"vocab-{key}.txt"
     if not path.exists():
         from engine.staticbuild.vocab import build_vocabulary
 
@@ -60,8 +66,8 @@ def _vocabulary(args: argparse.Namespace, teacher: Teacher) -> list[str]:
     return path.read_text(encoding="utf-8").split("\n")
 
 
-def _selection(args: argparse.Namespace, tok: WordTokenizer) -> extract.Selection:
-    path = args.work / "selection.npz"
+def _selection(args: argparse.Namespace, tok: WordTokenizer, key: str) -> extract.Selection:
+    path = args.work / f"selection-{key}.npz"
     if not path.exists():
         started = time.monotonic()
         sel = extract.select_sentences(
@@ -73,41 +79,33 @@ def _selection(args: argparse.Namespace, tok: WordTokenizer) -> extract.Selectio
     return extract.Selection.load(path)
 
 
-def _word_vectors(args: argparse.Namespace, teacher: Teacher, tok: WordTokenizer, sel, kind: str) -> np.ndarray:
-    path = args.work / f"E_{kind}.npy"
+def _token_vectors(args: argparse.Namespace, teacher: Teacher, tok: WordTokenizer, key: str) -> np.ndarray:
+    """The ablation's starting point: each word encoded alone (cached, it costs a teacher call per word)."""
+    path = args.work / f"E_token-{key}.npy"
     if not path.exists():
-        if kind == "context":
-            ext = extract.run_extraction(
-                sel, teacher, tok.size, args.work / "extract.npz",
-                budget_seconds=args.extract_minutes * 60 if args.extract_minutes else None,
-            )
-            vectors = extract.word_vectors(ext, teacher, tok.words)
-            np.save(args.work / "teacher_sentences.npy", ext.sentences)
-            np.save(args.work / "context_counts.npy", ext.counts)
-            np.save(args.work / "encoded.npy", ext.done)
-        else:
-            vectors = np.zeros((tok.size, teacher.dim), dtype=np.float32)
-            vectors[FIRST_WORD_ID:] = teacher.context_free(tok.words)
+        vectors = np.zeros((tok.size, teacher.dim), dtype=np.float32)
+        vectors[FIRST_WORD_ID:] = teacher.context_free(tok.words)
         np.save(path, vectors)
     return np.load(path)
 
 
-def _encoded(args: argparse.Namespace, n_texts: int) -> np.ndarray:
-    path = args.work / "encoded.npy"
-    return np.load(path) if path.exists() else np.ones(n_texts, dtype=bool)
+class TeacherPass(NamedTuple):
+    """What every variant is built from: the vocabulary, the chosen sentences and the teacher's pass over them."""
+
+    tok: WordTokenizer
+    wordpieces: list[str]
+    sel: extract.Selection
+    ext: extract.Extraction
 
 
-def build_variant(args: argparse.Namespace, variant: str, teacher: Teacher, tok: WordTokenizer, sel) -> Path:
-    """Run PCA and distillation for one variant and write its model file; returns the path."""
-    out = args.work / "variants" / f"{variant}.npz"
-    if out.exists():
-        return out
+def build_variant(args: argparse.Namespace, variant: str, vectors: np.ndarray, built: TeacherPass, out: Path) -> None:
+    """Run PCA and distillation for one variant from its starting word vectors and write its model file."""
+    tok, sel, ext = built.tok, built.sel, built.ext
     started = time.monotonic()
-    vectors = _word_vectors(args, teacher, tok, sel, "token" if variant == "token-level" else "context")
     info: dict = {"variant": variant}
     if variant != "no-pca":
         sample = pca.pca_sample(sel.word_ids, sel.offsets, limit=args.pca_sentences, seed=args.seed)
-        sample = sample[_encoded(args, len(sel.texts))[sample]]  # M sentences "from those used in Sec. 3.1"
+        sample = sample[ext.done[sample]]  # M sentences "from those used in Sec. 3.1"
         drop = 0 if variant == "no-abtt" else pca.abtt_drop(vectors.shape[1])
         mean, components = pca.fit_sentence_pca(vectors, tok, [sel.texts[i] for i in sample], out_dim=args.dim, drop=drop)
         vectors = pca.fold(vectors, mean, components)
@@ -115,26 +113,21 @@ def build_variant(args: argparse.Namespace, variant: str, teacher: Teacher, tok:
     if variant != "no-distill":
         flat, offsets = tok.encode(sel.texts)
         # only sentences the teacher encoded have a target (all of them unless --extract-minutes cut the pass)
-        lengths = np.diff(offsets) * _encoded(args, len(sel.texts))
-        train, valid = distill.held_out_split(lengths, args.valid_sentences, args.seed)
-        teacher_emb = np.load(args.work / "teacher_sentences.npy", mmap_mode="r")
+        train, valid = distill.held_out_split(np.diff(offsets) * ext.done, args.valid_sentences, args.seed)
         vectors, log_ = distill.distill(
-            vectors, flat, offsets, teacher_emb, train, valid, stage.distill_config(args, seed=args.seed),
+            vectors, flat, offsets, ext.sentences, train, valid, stage.distill_config(args, seed=args.seed),
         )
         info.update(distill_steps=log_["steps"], best_valid_loss=log_["best_valid_loss"],
                     train_sentences=int(train.size), valid_sentences=int(valid.size))
-        (args.work / "variants").mkdir(exist_ok=True)
-        (args.work / "variants" / f"{variant}.log.json").write_text(json.dumps(log_, indent=1))
+        out.with_suffix(".log.json").write_text(json.dumps(log_, indent=1))
     info["build_seconds"] = round(time.monotonic() - started, 1)
-    meta = {**_provenance(args, tok, sel), **info}
-    save_model(out, StaticModel(words=tok.words, wordpieces=teacher.wordpieces(), vectors=vectors[FIRST_WORD_ID:], meta=meta))
+    meta = {**_provenance(args, built), **info}
+    save_model(out, StaticModel(words=tok.words, wordpieces=built.wordpieces, vectors=vectors[FIRST_WORD_ID:], meta=meta))
     log.info("variant %s written to %s", variant, out)
-    return out
 
 
-def _provenance(args: argparse.Namespace, tok: WordTokenizer, sel) -> dict:
-    counts_path = args.work / "context_counts.npy"
-    counts = np.load(counts_path)[FIRST_WORD_ID:] if counts_path.exists() else None
+def _provenance(args: argparse.Namespace, built: TeacherPass) -> dict:
+    tok, sel, ext = built.tok, built.sel, built.ext
     return {
         "method": "static word embeddings, Wada et al. (2025): contextual extraction, sentence PCA + ABTT, distillation",
         "teacher": "sentence-transformers/all-MiniLM-L6-v2" if args.teacher is None else str(args.teacher),
@@ -142,9 +135,9 @@ def _provenance(args: argparse.Namespace, tok: WordTokenizer, sel) -> dict:
         "corpus_files": len(corpus.corpus_files(args.corpus)),
         "sentences_scanned": sel.scanned,
         "sentences_selected": len(sel.texts),
-        "sentences_encoded": int(_encoded(args, len(sel.texts)).sum()),
+        "sentences_encoded": int(ext.done.sum()),
         "contexts_per_word_max": args.contexts,
-        "contexts_per_word_median": float(np.median(counts)) if counts is not None else None,
+        "contexts_per_word_median": float(np.median(ext.counts[FIRST_WORD_ID:])),
         "vocabulary_size": len(tok.words),
         "frequent_words": args.vocab_size,
         "dim": args.dim,
@@ -162,12 +155,31 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         raise SystemExit(f"unknown variants: {', '.join(sorted(unknown))}; choose from {', '.join(VARIANTS)}")
     teacher = Teacher(args.teacher, device=args.device)
-    tok = WordTokenizer(_vocabulary(args, teacher), teacher.wordpieces())
-    sel = _selection(args, tok)
+    # work-folder files are named by the settings that shaped them, each key holding the one before it
+    vocab_key = stage.settings_key(corpus.names(corpus.corpus_files(args.corpus)), args.vocab_size, args.teacher)
+    tok = WordTokenizer(_vocabulary(args, teacher, vocab_key), teacher.wordpieces())
+    selection_key = stage.settings_key(vocab_key, args.contexts, args.max_sentences, args.seed)
+    sel = _selection(args, tok, selection_key)
+    # resumes a pass that was killed or cut by --extract-minutes; returns at once when the pass is complete
+    ext = extract.run_extraction(
+        sel, teacher, tok.size, args.work / f"extract-{selection_key}.npz",
+        budget_seconds=args.extract_minutes * 60 if args.extract_minutes else None,
+    )
+    variant_key = stage.settings_key(selection_key, int(ext.done.sum()), args.dim, args.pca_sentences,
+                                     args.valid_sentences, args.max_steps, args.distill_minutes)
+    built = TeacherPass(tok, teacher.wordpieces(), sel, ext)
+
+    @functools.cache
+    def starting_vectors(token_level: bool) -> np.ndarray:
+        return _token_vectors(args, teacher, tok, vocab_key) if token_level else extract.word_vectors(ext, teacher, tok.words)
+
     for variant in variants:
-        path = build_variant(args, variant, teacher, tok, sel)
+        out = args.work / "variants" / f"{variant}-{variant_key}.npz"
+        if not out.exists():
+            out.parent.mkdir(exist_ok=True)
+            build_variant(args, variant, starting_vectors(variant == "token-level"), built, out)
         if variant == "full" and args.out:
-            export(path, args.out)
+            export(out, args.out)
     return 0
 
 

@@ -27,6 +27,12 @@ def corpus_files(sources: Sequence[Path]) -> list[Path]:
     return found
 
 
+def names(files: Sequence[Path]) -> str:
+    """The files by folder and name, one per line: what work-folder keys hold of a corpus, so a corpus moved elsewhere
+    keeps its keys."""
+    return "\n".join("/".join(path.parts[-2:]) for path in files)
+
+
 def _open_text(path: Path):
     if path.suffix == ".gz":
         return gzip.open(path, "rt", encoding="utf-8", errors="replace")

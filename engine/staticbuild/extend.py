@@ -17,9 +17,10 @@ stage adds the next most frequent words of the whole corpus without rebuilding t
 4. Distillation (Sec. 3.3, Eq. 2-3, the paper's settings) on the same sentences with the teacher's embeddings,
    moving only the new rows: the model's existing words keep their vectors.
 
-Resumable like the build (the teacher pass checkpoints; finished steps are kept in the work folder). Two trials on
-the shipped model (bench/results/static_extend_100k.json) left STS-B and EvalRank within two tenths and hybrid
-retrieval slightly lower, so the shipped model is not extended. Example::
+Resumable like the build: the teacher pass checkpoints, and work-folder files are named by the settings that shaped
+them, so a rerun with the same settings skips finished steps and one with other settings works beside them. Two
+trials on the shipped model (bench/results/static_extend_100k.json) left STS-B and EvalRank within two tenths and
+hybrid retrieval slightly lower, so the shipped model is not extended. Example::
 
     python -m engine.staticbuild.extend --model resources/static/model.npz \
         --corpus ../shared/data/corpora/enwiki --work build/static-extend --out resources/static/model.npz
@@ -28,7 +29,6 @@ retrieval slightly lower, so the shipped model is not extended. Example::
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import logging
 import sys
@@ -65,9 +65,9 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def new_words(args: argparse.Namespace, model: StaticModel) -> list[str]:
+def new_words(args: argparse.Namespace, model: StaticModel, key: str) -> list[str]:
     """The top ``--vocab-size`` corpus words the model lacks, most frequent first (cached in the work folder)."""
-    path = args.work / "new_words.txt"
+    path = args.work / f"new_words-{key}.txt"
     if not path.exists():
         started = time.monotonic()
         known = set(model.words)
@@ -78,11 +78,11 @@ def new_words(args: argparse.Namespace, model: StaticModel) -> list[str]:
     return text.split("\n") if text else []
 
 
-def _selection(args: argparse.Namespace, model: StaticModel, added: list[str], every: WordTokenizer
+def _selection(args: argparse.Namespace, model: StaticModel, added: list[str], every: WordTokenizer, key: str
                ) -> extract.Selection:
     """Sentences chosen for the new words; each then serves every vocabulary word it holds (``every``: the model's
     words followed by the new ones)."""
-    path = args.work / "selection.npz"
+    path = args.work / f"selection-{key}.npz"
     if not path.exists():
         started = time.monotonic()
         chosen = extract.select_sentences(
@@ -113,32 +113,32 @@ def placement(contextual: np.ndarray, target: np.ndarray, *, seed: int) -> tuple
     return fit(np.ones(len(x), dtype=bool)).astype(np.float32), quality
 
 
-def result_key(base_fingerprint: str, args: argparse.Namespace) -> str:
-    """Names an extended model by everything that shapes it, so other settings in the same work folder train anew."""
-    settings = (f"{base_fingerprint} {args.vocab_size} {args.contexts} {args.max_sentences} {args.extract_minutes} "
-                f"{args.valid_sentences} {args.max_steps} {args.distill_minutes} {args.seed}")
-    return hashlib.blake2b(settings.encode(), digest_size=6).hexdigest()
-
-
 def extend(args: argparse.Namespace) -> Path:
     """Run steps 1-4; returns the extended model file in the work folder."""
     base = StaticEmbedder.from_file(args.model)
     model = base.model
     if "extension" in model.meta:
         raise SystemExit(f"{args.model} is already extended; extend the model it came from with a larger --vocab-size")
-    result = args.work / f"extended-{result_key(base.fingerprint, args)}.npz"
-    if result.exists():
-        return result
-    added = new_words(args, model)
+    # work-folder files are named by the settings that shaped them, each key holding the one before it
+    words_key = stage.settings_key(base.fingerprint, corpus.names(corpus.corpus_files(args.corpus)), args.vocab_size,
+                                   args.teacher)
+    added = new_words(args, model, words_key)
     if not added:
         raise SystemExit(f"the model already holds the corpus's {args.vocab_size} most frequent words")
     every = WordTokenizer(model.words + added, model.wordpieces)
-    sel = _selection(args, model, added, every)
+    selection_key = stage.settings_key(words_key, args.contexts, args.max_sentences, args.seed)
+    sel = _selection(args, model, added, every, selection_key)
     teacher = Teacher(args.teacher, device=args.device)
+    # resumes a pass that was killed or cut by --extract-minutes; returns at once when the pass is complete
     ext = extract.run_extraction(
-        sel, teacher, every.size, args.work / "extract.npz",
+        sel, teacher, every.size, args.work / f"extract-{selection_key}.npz",
         budget_seconds=args.extract_minutes * 60 if args.extract_minutes else None,
     )
+    key = stage.settings_key(selection_key, int(ext.done.sum()), args.valid_sentences, args.max_steps,
+                             args.distill_minutes)
+    result = args.work / f"extended-{key}.npz"
+    if result.exists():
+        return result
     old_ids = np.arange(FIRST_WORD_ID, base.tokenizer.size)
     new_ids = np.arange(base.tokenizer.size, every.size)
     contexts = ext.counts[new_ids]

@@ -16,7 +16,6 @@ Example (what refined the shipped model, see resources/static/PROVENANCE.json)::
 from __future__ import annotations
 
 import argparse
-import hashlib
 import itertools
 import json
 import logging
@@ -62,18 +61,15 @@ def fresh_files(sources: list[Path], used: list[str]) -> list[Path]:
 
 def sample_key(files: list[Path], seed: int) -> str:
     """Names a sample: chunk files carry it, so a work folder reused with other files or another seed never mixes
-    another sample's encodings in (files are named by folder and name, so a moved corpus keeps its key)."""
-    digest = hashlib.blake2b(f"{seed} {CHUNK}".encode(), digest_size=6)
-    for path in files:
-        digest.update(("\n" + "/".join(path.parts[-2:])).encode("utf-8"))
-    return digest.hexdigest()
+    another sample's encodings in."""
+    return stage.settings_key(seed, CHUNK, corpus.names(files))
 
 
 def result_key(base_fingerprint: str, sample: str, args: argparse.Namespace) -> str:
     """Names a refined model by everything that shapes it, so rerunning with, say, another --max-steps in the same
     work folder trains anew instead of returning the earlier result."""
-    settings = f"{base_fingerprint} {sample} {args.sentences} {args.valid_sentences} {args.max_steps} {args.distill_minutes}"
-    return hashlib.blake2b(settings.encode(), digest_size=6).hexdigest()
+    return stage.settings_key(base_fingerprint, sample, args.teacher, args.sentences, args.valid_sentences,
+                              args.max_steps, args.distill_minutes)
 
 
 def _chunks(args: argparse.Namespace, files: list[Path]) -> Iterator[tuple[list[str], Path]]:

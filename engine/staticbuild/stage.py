@@ -1,8 +1,10 @@
-"""What the build's command lines share: the distillation options (Sec. 3.3 and 4.1) and a stage's entry point."""
+"""What the build's command lines share: the distillation options (Sec. 3.3 and 4.1), how work-folder files are
+named, and a stage's entry point."""
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import logging
 import sys
 from collections.abc import Callable
@@ -30,6 +32,12 @@ def add_teacher_pass_options(parser: argparse.ArgumentParser, *, contexts: int, 
                         help="budget of sentences the teacher encodes")
     parser.add_argument("--extract-minutes", type=float, default=None,
                         help="stop the teacher pass after this long and use the sentences encoded so far")
+
+
+def settings_key(*settings: object) -> str:
+    """Names a work-folder file by the settings that shaped it (with the key of the file it was made from), so a rerun
+    with other settings writes beside it instead of silently reusing it, and a rerun with the same settings resumes."""
+    return hashlib.blake2b(" ".join(str(s) for s in settings).encode("utf-8"), digest_size=6).hexdigest()
 
 
 def distill_config(args: argparse.Namespace, *, seed: int) -> DistillConfig:
