@@ -1,9 +1,10 @@
 """Step 1 widened for a built model: more vocabulary words, placed in its space and distilled (Sec. 3.1-3.3).
 
 Table 9 of the paper shows what vocabulary size costs (MTEB Avg-s2s 62.7 at 50k words, 63.5 at 100k, 63.8 at 150k).
-A CPU teacher pass bounds how many words a build can give N contexts, so the shipped model was built with 60k words
-from 160 corpus files, and common words such as "tofu", "skateboard" or "trampoline" fell back to word-pieces. This
-stage adds the next most frequent words of the whole corpus without rebuilding the model:
+A CPU teacher pass bounds how many words a build can give N contexts, so models are built with 60k words, and a
+model built from part of the corpus lacks common words of the rest (the one shipped until 2026-11-24, built from 160
+files, reduced "tofu", "skateboard" or "trampoline" to word-pieces). This stage adds the next most frequent words of
+the whole corpus without rebuilding the model:
 
 1. Vocabulary: words are counted over every corpus file; the new words are those of the top ``--vocab-size`` that
    the model lacks.
@@ -19,8 +20,8 @@ stage adds the next most frequent words of the whole corpus without rebuilding t
 
 Resumable like the build: the teacher pass checkpoints, and work-folder files are named by the settings that shaped
 them, so a rerun with the same settings skips finished steps and one with other settings works beside them. Two
-trials on the shipped model (bench/results/static_extend_100k.json) left STS-B and EvalRank within two tenths and
-hybrid retrieval slightly lower, so the shipped model is not extended. Example::
+trials on that model (bench/results/static_extend_100k.json) left STS-B and EvalRank within two tenths and hybrid
+retrieval slightly lower, so it was not extended. Example::
 
     python -m engine.staticbuild.extend --model resources/static/model.npz \
         --corpus ../shared/data/corpora/enwiki --work build/static-extend --out resources/static/model.npz

@@ -7,7 +7,8 @@ and continues Eq. 2's distillation from the model's vectors with the paper's set
 1e-3, early stopping on held-out sentences of the new sample). Resumable: encoded sentences are kept in chunks in the
 work folder, and a refined model there is reused when the base model, sample and distillation settings all match.
 
-Example (what refined the shipped model, see resources/static/PROVENANCE.json)::
+The shipped model was built from every corpus file, so this stage has no fresh files for it; it refined the model
+shipped until 2026-11-24 (``git show 55ec013:resources/static/PROVENANCE.json``)::
 
     python -m engine.staticbuild.refine --model resources/static/model.npz \
         --corpus ../shared/data/corpora/enwiki --work build/static-refine --out resources/static/model.npz
