@@ -160,6 +160,17 @@ def test_refinement_refuses_a_corpus_the_model_was_built_from(toy_build: Path, t
         refine.main(args)
 
 
+def test_refinement_samples_the_build_s_own_files_when_asked(toy_build: Path, tmp_path: Path):
+    args = ["--model", str(toy_build / "out" / "model.npz"), "--corpus", str(TOY), "--work", str(tmp_path / "work"),
+            "--out", str(tmp_path / "model.npz"), "--sentences", "250", "--valid-sentences", "50", "--max-steps", "80",
+            "--reuse-build-files"]
+    assert refine.main(args) == 0
+    stage = json.loads((tmp_path / "PROVENANCE.json").read_text())["refinement"]
+    assert stage["corpus_files"] == 1 and stage["sentences_encoded"] == 250
+    assert "the build's own included" in stage["method"]
+    assert not np.allclose(load_model(tmp_path / "model.npz").vectors, load_model(toy_build / "out" / "model.npz").vectors)
+
+
 def test_refinement_refuses_a_model_already_refined(refined: Path, tmp_path: Path):
     args = ["--model", str(refined / "out" / "model.npz"), "--corpus", str(refined / "fresh.txt"), "--work",
             str(tmp_path), "--out", str(tmp_path / "model.npz")]

@@ -7,7 +7,8 @@ and continues Eq. 2's distillation from the model's vectors with the paper's set
 1e-3, early stopping on held-out sentences of the new sample). Resumable: encoded sentences are kept in chunks in the
 work folder, and a refined model there is reused when the base model, sample and distillation settings all match.
 
-The shipped model was built from every corpus file, so this stage has no fresh files for it; it refined the model
+The shipped model was built from every corpus file, so only ``--reuse-build-files`` samples for it (uniformly over
+the corpus, where the build distilled on the 30% of sentences it chose for rare words). This refined the model
 shipped until 2026-11-24 (``git show 55ec013:resources/static/PROVENANCE.json``)::
 
     python -m engine.staticbuild.refine --model resources/static/model.npz \
@@ -47,6 +48,9 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--work", type=Path, required=True, help="folder for encoded chunks and the result (resumable)")
     parser.add_argument("--out", type=Path, required=True, help="where to write the refined model and PROVENANCE.json")
     parser.add_argument("--sentences", type=int, default=310_000, help="fresh sentences the teacher encodes")
+    parser.add_argument("--reuse-build-files", action="store_true",
+                        help="sample from every --corpus file, the model's own included (a build that read the whole "
+                             "corpus distilled on the sentences it chose for word contexts, a third of them)")
     stage.add_distill_options(parser, seed=11)
     return parser.parse_args(argv)
 
@@ -56,7 +60,8 @@ def fresh_files(sources: list[Path], used: list[str]) -> list[Path]:
     seen = {p.resolve() for p in corpus.corpus_files([Path(u) for u in used])}
     fresh = [p for p in corpus.corpus_files(sources) if p.resolve() not in seen]
     if not fresh:
-        raise SystemExit("every corpus file was already used to build the model; pass other files with --corpus")
+        raise SystemExit("every corpus file was already used to build the model; pass other files with --corpus, "
+                         "or sample them anyway with --reuse-build-files")
     return fresh
 
 
@@ -111,7 +116,8 @@ def refine(args: argparse.Namespace) -> Path:
     if "refinement" in base.model.meta:
         # its provenance has room for one refinement, and its sample's files would not count as used
         raise SystemExit(f"{args.model} is already refined; refine the model it came from with a larger --sentences")
-    files = fresh_files(args.corpus, base.model.meta.get("corpus", []))
+    used = base.model.meta.get("corpus", [])
+    files = corpus.corpus_files(args.corpus) if args.reuse_build_files else fresh_files(args.corpus, used)
     name = f"refined-{result_key(base.fingerprint, sample_key(files, args.seed), args)}"
     result = args.work / f"{name}.npz"
     if result.exists():
@@ -125,7 +131,8 @@ def refine(args: argparse.Namespace) -> Path:
     )
     (args.work / f"{name}.log.json").write_text(json.dumps(history, indent=1))
     meta = {**base.model.meta, "refinement": {
-        "method": "distillation (Sec. 3.3) continued on fresh sentences sampled uniformly from unused corpus files",
+        "method": "distillation (Sec. 3.3) continued on fresh sentences sampled uniformly from "
+                  + ("every corpus file, the build's own included" if args.reuse_build_files else "unused corpus files"),
         "base_model": base.fingerprint,
         "corpus": [portable(str(c)) for c in args.corpus],
         "corpus_files": len(files),
