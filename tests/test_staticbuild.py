@@ -10,14 +10,14 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from engine.embed.static import StaticEmbedder, load_model
-from engine.embed.wordtok import FIRST_WORD_ID, WordTokenizer
-from engine.staticbuild import __main__ as build
-from engine.staticbuild import extend, refine
-from engine.staticbuild.distill import DistillConfig, distill, similarity_loss
-from engine.staticbuild.extract import run_extraction, select_sentences
-from engine.staticbuild.pca import abtt_drop, fit_sentence_pca, fold
-from engine.staticbuild.teacher import Teacher
+from engine.embed.static import StaticEmbedder, load_model  # noqa: E402
+from engine.embed.wordtok import FIRST_WORD_ID, WordTokenizer  # noqa: E402
+from engine.staticbuild import __main__ as build  # noqa: E402
+from engine.staticbuild import extend, refine  # noqa: E402
+from engine.staticbuild.distill import DistillConfig, distill, similarity_loss  # noqa: E402
+from engine.staticbuild.extract import run_extraction, select_sentences  # noqa: E402
+from engine.staticbuild.pca import abtt_drop, fit_sentence_pca, fold  # noqa: E402
+from engine.staticbuild.teacher import Teacher  # noqa: E402
 
 TOY = Path(__file__).parent / "data" / "toy_corpus.txt"
 
