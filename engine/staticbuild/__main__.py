@@ -12,8 +12,8 @@ Example::
 ``resources/static/PROVENANCE.json`` records the exact command that built the shipped model. With ``--device cuda``
 the teacher pass and the distillation run on the GPU (a 320k-sentence build took 113 s on an H100); on a CPU, cap them
 with ``--extract-minutes`` and ``--distill-minutes`` and rerun to continue (the shipped model's 789k-sentence teacher
-pass took ~68 minutes over two runs on a 2-core CPU, its distillation 26). The vocabulary and sentence selection are CPU work either way
-and can be made on one machine and carried to another inside ``--work``.
+pass took ~68 minutes over two runs on a 2-core CPU, its distillation 26). The vocabulary and sentence selection are
+CPU work either way and can be made on one machine and carried to another inside ``--work``.
 """
 
 from __future__ import annotations
@@ -123,7 +123,8 @@ def build_variant(args: argparse.Namespace, variant: str, vectors: np.ndarray, b
         out.with_suffix(".log.json").write_text(json.dumps(log_, indent=1))
     info["build_seconds"] = round(time.monotonic() - started, 1)
     meta = {**_provenance(args, built), **info}
-    save_model(out, StaticModel(words=tok.words, wordpieces=built.wordpieces, vectors=vectors[FIRST_WORD_ID:], meta=meta))
+    save_model(out, StaticModel(words=tok.words, wordpieces=built.wordpieces, vectors=vectors[FIRST_WORD_ID:],
+                                meta=meta))
     log.info("variant %s written to %s", variant, out)
 
 
@@ -161,18 +162,16 @@ def main(argv: list[str] | None = None) -> int:
     tok = WordTokenizer(_vocabulary(args, teacher, vocab_key), teacher.wordpieces())
     selection_key = stage.settings_key(vocab_key, args.contexts, args.max_sentences, args.seed)
     sel = _selection(args, tok, selection_key)
-    # resumes a pass that was killed or cut by --extract-minutes; returns at once when the pass is complete
-    ext = extract.run_extraction(
-        sel, teacher, tok.size, args.work / f"extract-{selection_key}.npz",
-        budget_seconds=args.extract_minutes * 60 if args.extract_minutes else None,
-    )
+    ext = stage.teacher_pass(args, sel, teacher, tok.size, selection_key)
     variant_key = stage.settings_key(selection_key, int(ext.done.sum()), args.dim, args.pca_sentences,
                                      args.valid_sentences, args.max_steps, args.distill_minutes)
     built = TeacherPass(tok, teacher.wordpieces(), sel, ext)
 
     @functools.cache
     def starting_vectors(token_level: bool) -> np.ndarray:
-        return _token_vectors(args, teacher, tok, vocab_key) if token_level else extract.word_vectors(ext, teacher, tok.words)
+        if token_level:
+            return _token_vectors(args, teacher, tok, vocab_key)
+        return extract.word_vectors(ext, teacher, tok.words)
 
     for variant in variants:
         out = args.work / "variants" / f"{variant}-{variant_key}.npz"

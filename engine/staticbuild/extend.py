@@ -130,11 +130,7 @@ def extend(args: argparse.Namespace) -> Path:
     selection_key = stage.settings_key(words_key, args.contexts, args.max_sentences, args.seed)
     sel = _selection(args, model, added, every, selection_key)
     teacher = Teacher(args.teacher, device=args.device)
-    # resumes a pass that was killed or cut by --extract-minutes; returns at once when the pass is complete
-    ext = extract.run_extraction(
-        sel, teacher, every.size, args.work / f"extract-{selection_key}.npz",
-        budget_seconds=args.extract_minutes * 60 if args.extract_minutes else None,
-    )
+    ext = stage.teacher_pass(args, sel, teacher, every.size, selection_key)
     key = stage.settings_key(selection_key, int(ext.done.sum()), args.valid_sentences, args.max_steps,
                              args.distill_minutes)
     result = args.work / f"extended-{key}.npz"

@@ -130,9 +130,9 @@ def refine(args: argparse.Namespace) -> Path:
         stage.distill_config(args, seed=0),
     )
     (args.work / f"{name}.log.json").write_text(json.dumps(history, indent=1))
+    source = "every corpus file, the build's own included" if args.reuse_build_files else "unused corpus files"
     meta = {**base.model.meta, "refinement": {
-        "method": "distillation (Sec. 3.3) continued on fresh sentences sampled uniformly from "
-                  + ("every corpus file, the build's own included" if args.reuse_build_files else "unused corpus files"),
+        "method": f"distillation (Sec. 3.3) continued on fresh sentences sampled uniformly from {source}",
         "base_model": base.fingerprint,
         "corpus": [portable(str(c)) for c in args.corpus],
         "corpus_files": len(files),

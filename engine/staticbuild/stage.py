@@ -10,8 +10,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from engine.staticbuild import extract
 from engine.staticbuild.distill import DistillConfig
 from engine.staticbuild.export import export
+from engine.staticbuild.teacher import Teacher
 
 
 def add_distill_options(parser: argparse.ArgumentParser, *, seed: int) -> None:
@@ -38,6 +40,14 @@ def settings_key(*settings: object) -> str:
     """Names a work-folder file by the settings that shaped it (with the key of the file it was made from), so a rerun
     with other settings writes beside it instead of silently reusing it, and a rerun with the same settings resumes."""
     return hashlib.blake2b(" ".join(str(s) for s in settings).encode("utf-8"), digest_size=6).hexdigest()
+
+
+def teacher_pass(args: argparse.Namespace, sel: extract.Selection, teacher: Teacher, vocabulary_size: int,
+                 key: str) -> extract.Extraction:
+    """The teacher's pass over the chosen sentences (Sec. 3.1), checkpointed in ``extract-{key}.npz``: it resumes a
+    pass that was killed or cut by --extract-minutes and returns at once when the pass is complete."""
+    return extract.run_extraction(sel, teacher, vocabulary_size, args.work / f"extract-{key}.npz",
+                                  budget_seconds=args.extract_minutes * 60 if args.extract_minutes else None)
 
 
 def distill_config(args: argparse.Namespace, *, seed: int) -> DistillConfig:
