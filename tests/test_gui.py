@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QMimeData, QObject, QPointF, QSettings, Qt, QThread, QUrl, Slot
-from PySide6.QtGui import QDesktopServices, QDropEvent, QDragEnterEvent, QGuiApplication
+from PySide6.QtGui import QDesktopServices, QDragEnterEvent, QDropEvent, QGuiApplication
 from PySide6.QtWidgets import QApplication
 
 from app.gui import settings as S

@@ -16,6 +16,7 @@ transformers = pytest.importorskip("transformers")
 
 
 from conftest import CORPUS, index_and_search  # noqa: E402
+
 from engine.embed.neural import NeuralEmbedder  # noqa: E402
 from engine.embed.neural_inputs import BLUEPRINTS, blueprint_masks, masked_positions, token_chunks  # noqa: E402
 from engine.embed.neural_model import MODEL_ENV, MlmHead  # noqa: E402

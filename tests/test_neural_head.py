@@ -11,10 +11,11 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from conftest import CORPUS  # noqa: E402
+from test_neural import tiny_bert_folder  # noqa: E402
+
 from engine.embed.neural_model import load_head, save_head  # noqa: E402
 from engine.errors import MethodUnavailableError  # noqa: E402
 from engine.neuralhead import fit  # noqa: E402
-from test_neural import tiny_bert_folder  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,6 @@ import sys
 import time
 from pathlib import Path
 
-
 from engine import Index, embed
 
 REPO = Path(__file__).resolve().parent.parent

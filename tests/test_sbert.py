@@ -11,11 +11,11 @@ pytest.importorskip("torch")
 st = pytest.importorskip("sentence_transformers")
 
 
+from conftest import index_and_search  # noqa: E402
 from sentence_transformers.sentence_transformer.modules import Pooling, Transformer  # noqa: E402
+from test_neural import TEXTS, tiny_bert_folder  # noqa: E402
 
 from engine.embed.sbert import MODEL_ENV, SbertEmbedder, length_buckets  # noqa: E402
-from conftest import index_and_search  # noqa: E402
-from test_neural import TEXTS, tiny_bert_folder  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QSortFilterProxyModel, Qt
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
-    QComboBox, QDialog, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QListView, QPushButton, QTableView, QVBoxLayout,
+    QComboBox,
+    QDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListView,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
     QWidget,
 )
 

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QTextBrowser, QToolButton, QVBoxLayout, QWidget
 
 from app.gui.delegate import mark_css
 from app.gui.results_model import facet_labels, highlight_html
+
 if TYPE_CHECKING:
     from engine import SearchResult
 

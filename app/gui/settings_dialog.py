@@ -8,12 +8,24 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QThreadPool, Signal
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QListWidget,
-    QPlainTextEdit, QPushButton, QVBoxLayout, QWidget,
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
 )
 
 from app.gui import settings as S
 from app.gui.settings import Settings
+
 # engine.Mode values; the engine is not imported at start-up (a test keeps these in step with Mode)
 MODE_LABELS = {"hybrid": "Hybrid (meaning + words)", "semantic": "Semantic (meaning)", "lexical": "Lexical (words)"}
 

@@ -12,8 +12,21 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
-    QComboBox, QFileDialog, QHBoxLayout, QLabel, QListView, QMainWindow, QMenu, QMessageBox, QProgressBar,
-    QPushButton, QSplitter, QStackedWidget, QToolButton, QVBoxLayout, QWidget,
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QListView,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QStackedWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
 )
 
 from app.gui import desktop
@@ -27,6 +40,7 @@ from app.gui.search_box import SearchBox, has_local_paths
 from app.gui.settings import Settings
 from app.gui.settings_dialog import MODE_LABELS, SettingsDialog
 from app.gui.watcher import FolderWatcher
+
 if TYPE_CHECKING:  # the engine loads on the worker threads, after the window is up
     from engine import Progress, SearchResponse, SearchResult
 
