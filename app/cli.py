@@ -249,11 +249,12 @@ def embed(method: str, input_path: Path, output_path: Path) -> None:
     import numpy as np
 
     from engine import embed as embedders
+    from engine.embed.centre import encode_collection
 
     lines = input_path.read_text(encoding="utf-8").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    vectors = embedders.load(method).encode(lines)
+    vectors = encode_collection(embedders.load(method), lines)
     np.save(output_path, vectors.astype(np.float32))
     click.echo(f"{vectors.shape[0]:,} x {vectors.shape[1]} vectors written to {output_path}", err=True)
 

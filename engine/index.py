@@ -17,6 +17,7 @@ from engine import embed
 from engine.blas import one_blas_thread
 from engine.config import IndexConfig, default_index_dir
 from engine.embed.base import Embedder
+from engine.embed.centre import CentredEmbedder, centre_rows, collection_mean, wants_centring
 from engine.embed.static import StaticEmbedder
 from engine.errors import Cancelled, ConfigError, IndexNotFoundError, MethodMismatchError, QuireError
 from engine.facets.service import FacetWriter, load_space
@@ -165,7 +166,19 @@ class Index:
         self.store.set_meta(f"fingerprint:{embedder.name}", embedder.fingerprint)
 
     def _embedder(self, method: str | None = None) -> Embedder:
-        return embed.load(method or self.method)
+        embedder = embed.load(method or self.method)
+        mean = self.store.get_meta(_centre_key(embedder.name)) if wants_centring(embedder) else None
+        return embedder if mean is None else CentredEmbedder(embedder, np.asarray(mean, dtype=np.float32))
+
+    def _centre_first_batch(self, embedder: Embedder, vectors: np.ndarray) -> tuple[Embedder, np.ndarray]:
+        """For a method whose vectors are centred on their collection (engine.embed.centre), fix this index's centre
+        from the first batch it embeds and centre that batch; the embedder returned centres the batches after it."""
+        if not wants_centring(embedder) or isinstance(embedder, CentredEmbedder) or not len(vectors):
+            return embedder, vectors
+        mean = collection_mean(vectors)
+        with self.store.db.atomic():
+            self.store.set_meta(_centre_key(embedder.name), mean.tolist())
+        return CentredEmbedder(embedder, mean), centre_rows(vectors, mean)
 
     def _vector_index(self, embedder: Embedder) -> VectorIndex:
         key = f"{embedder.name}:{embedder.fingerprint}"
@@ -257,13 +270,16 @@ class Index:
                 self.store.drop_vectors(method)  # vectors of an older model version are useless
                 with self.store.db.atomic():
                     self.store.set_meta(f"fingerprint:{method}", embedder.fingerprint)
+                    self.store.set_meta(_centre_key(method), None)  # the next first batch sets it again
+                embedder = self._embedder(method)
             total = self.store.sentence_count()
             done = len(self.store.vector_ids(method))
             for batch in self.store.iter_sentences(self.config.batch_sentences, without_vectors_for=method):
                 if cancel is not None and cancel.is_set():
                     raise Cancelled(f"re-embedding with {method} paused at {done:,} of {total:,} sentences")
                 ids = np.array([r[0] for r in batch], dtype=np.int64)
-                self.store.add_vectors(method, ids, embedder.encode([r[1] for r in batch]))
+                embedder, vectors = self._centre_first_batch(embedder, embedder.encode([r[1] for r in batch]))
+                self.store.add_vectors(method, ids, vectors)
                 done += len(batch)
                 if progress:
                     progress(Progress("embedding", done, total, done, current=f"re-embedding with {method}",
@@ -346,6 +362,10 @@ class Index:
             roots=tuple(self.store.roots()), methods_embedded=tuple(t[len("vectors_"):] for t in self.store.vector_tables()),
             bytes_on_disk=size, files=listed,
         )
+
+
+def _centre_key(method: str) -> str:
+    return f"centre:{method}"
 
 
 def _joined(parts: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
@@ -479,6 +499,7 @@ class _Run:
             vectors = self.embedder.embed_ids(*_joined(words))  # the readers tokenised
         else:
             vectors = self.embedder.encode([s.text for d in docs for s in d.sentences])
+            self.embedder, vectors = self.index._centre_first_batch(self.embedder, vectors)
         removed, new_ids = self.store.write_documents(docs, vectors, self.embedder.name)
         self._remove_vectors(removed)
         # the graph grows (and is saved, now and then) while the next batch is read and written

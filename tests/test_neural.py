@@ -201,3 +201,45 @@ def test_batches_bound_masked_positions_not_just_texts(tiny_bert):
         held = sum(masked_positions(len(c)) for u in units[start:stop] for c in u)
         assert held <= 200 or stop - start == 1  # one unit over the limit travels alone
     assert masked_positions(6) == int(np.sum(FIG9))
+
+
+def test_an_index_centres_neural_vectors_on_the_first_batch_it_embeds(tiny_bert, tmp_path, monkeypatch):
+    from conftest import write_corpus
+
+    from engine import Index
+    from engine.embed.centre import centre_rows
+
+    monkeypatch.setenv(MODEL_ENV, str(tiny_bert))
+    monkeypatch.setenv("QUIRE_DEVICE", "cpu")
+    docs = write_corpus(tmp_path / "docs", {f"{copy}/{rel}": text for copy in "abc" for rel, text in CORPUS.items()})
+    with Index(tmp_path / "index", method="neural") as index:
+        index.add([docs])
+        ids, stored = index.store.vectors("neural")
+        texts = [r["text"] for r in index.store.sentences_by_id(ids.tolist()).values()]
+        mean = np.asarray(index.store.get_meta("centre:neural"), dtype=np.float32)
+        raw = NeuralEmbedder(tiny_bert, device="cpu").encode(texts)
+        assert len(texts) >= 32 and np.linalg.norm(mean) > 0.1
+        assert np.allclose(mean, raw.mean(axis=0), atol=1e-4)
+        assert np.allclose(stored, centre_rows(raw, mean), atol=1e-4)
+        # A query is centred on the same mean, so a sentence finds itself first.
+        response = index.search(texts[7], k=3, mode="semantic")
+        assert response.results[0].sentence == texts[7]
+        assert abs(response.results[0].similarity - 1.0) < 1e-3
+
+
+def test_quire_embed_centres_neural_vectors_on_the_file(tiny_bert, tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from app.cli import cli
+    from engine.embed.centre import centre_rows, collection_mean
+
+    monkeypatch.setenv(MODEL_ENV, str(tiny_bert))
+    monkeypatch.setenv("QUIRE_DEVICE", "cpu")
+    lines = [s.strip() for text in CORPUS.values() for s in text.replace("\n", " ").split(". ") if s.strip()] * 3
+    (tmp_path / "in.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    done = CliRunner().invoke(cli, ["embed", "--method", "neural", "--input", str(tmp_path / "in.txt"),
+                                    "--output", str(tmp_path / "out.npy")])
+    assert done.exit_code == 0, done.output
+    raw = NeuralEmbedder(tiny_bert, device="cpu").encode(lines)
+    assert len(lines) >= 32 and collection_mean(raw).any()
+    assert np.allclose(np.load(tmp_path / "out.npy"), centre_rows(raw, collection_mean(raw)), atol=1e-4)

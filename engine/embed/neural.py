@@ -4,7 +4,8 @@ head on the text itself and take how far they moved (Eq. 1) as the text's vector
 Per text: NFKD-normalised tokens, chunks of whole sentences that fit the model (Fig. 8), the periodic masking
 blueprints [(2,1), (1,1), (1,2), (1,3)] (Fig. 10), 10 epochs of AdamW at lr 0.01 on all inputs as one batch
 (Sec. 2), encoder in eval mode. One embedding per indexed unit however many chunks it has. The batched fast path
-is in :mod:`engine.embed.neural_tune`.
+is in :mod:`engine.embed.neural_tune`. ``encode`` returns Eq. 1's vectors; an index or `quire embed` then centres
+them on their collection (:mod:`engine.embed.centre`, a step beyond the paper).
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ class NeuralEmbedder:
     name = "neural"
 
     def __init__(self, model: str | Path | None = None, *, device: str | None = None,
-                 settings: TuneSettings = TuneSettings(), texts_per_batch: int | None = None) -> None:
+                 settings: TuneSettings = TuneSettings(), texts_per_batch: int | None = None,
+                 centre: bool = True) -> None:
         found = devices.detect(device)
         self.device = found
         self.settings = settings
@@ -60,7 +62,11 @@ class NeuralEmbedder:
         self.chunk_positions = GPU_CHUNK_POSITIONS if found.accelerated else CPU_CHUNK_POSITIONS
         self.token_budget = GPU_TOKEN_BUDGET if found.accelerated else CPU_TOKEN_BUDGET
         blueprints = ",".join(f"{k}{m}" for k, m in settings.blueprints)
-        self.fingerprint = f"neural-{lm.fingerprint}-e{settings.epochs}-lr{settings.lr:g}-b{blueprints}"
+        # Vectors are Eq. 1's; an index (or `quire embed`) centres them on their collection (engine.embed.centre),
+        # and the fingerprint says so, since an index built before that holds uncentred vectors.
+        self.centres_on_collection = centre
+        self.fingerprint = (f"neural-{lm.fingerprint}-e{settings.epochs}-lr{settings.lr:g}-b{blueprints}"
+                            + ("-centred" if centre else ""))
         log.info("neural method on %s (%d-d)", found.description, self.dim)
 
     @property

@@ -16,6 +16,7 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -300,10 +301,12 @@ def run(plan: Plan, *, say: Say = log.info) -> dict:
 
 def _load_method(name: str) -> tuple[Encode, str]:
     from engine import embed
+    from engine.embed.centre import encode_collection
 
     embedder = embed.load(name)
     device = getattr(embedder, "device", None)  # the GPU methods say where they run; the static method is numpy
-    return embedder.encode, "CPU" if device is None else device.description
+    # Each call's texts are one collection, as `quire embed` takes a file's lines (engine.embed.centre).
+    return partial(encode_collection, embedder), "CPU" if device is None else device.description
 
 
 def _encoder_row(name: str, kind: str, load: Callable[[], tuple[Encode, str]], bench: Benchmarks, sizes: Sizes,
