@@ -215,7 +215,8 @@ def test_an_index_centres_neural_vectors_on_the_first_batch_it_embeds(tiny_bert,
     with Index(tmp_path / "index", method="neural") as index:
         index.add([docs])
         ids, stored = index.store.vectors("neural")
-        texts = [r["text"] for r in index.store.sentences_by_id(ids.tolist()).values()]
+        rows = index.store.sentences_by_id(ids.tolist())
+        texts = [rows[int(i)]["text"] for i in ids]
         mean = np.asarray(index.store.get_meta("centre:neural"), dtype=np.float32)
         raw = NeuralEmbedder(tiny_bert, device="cpu").encode(texts)
         assert len(texts) >= 32 and np.linalg.norm(mean) > 0.1
@@ -243,3 +244,24 @@ def test_quire_embed_centres_neural_vectors_on_the_file(tiny_bert, tmp_path, mon
     raw = NeuralEmbedder(tiny_bert, device="cpu").encode(lines)
     assert len(lines) >= 32 and collection_mean(raw).any()
     assert np.allclose(np.load(tmp_path / "out.npy"), centre_rows(raw, collection_mean(raw)), atol=1e-4)
+
+
+def test_switching_an_index_to_neural_centres_what_it_re_embeds(tiny_bert, tmp_path, monkeypatch):
+    from conftest import write_corpus
+
+    from engine import Index
+    from engine.embed.centre import centre_rows
+
+    monkeypatch.setenv(MODEL_ENV, str(tiny_bert))
+    monkeypatch.setenv("QUIRE_DEVICE", "cpu")
+    docs = write_corpus(tmp_path / "docs", {f"{copy}/{rel}": text for copy in "abc" for rel, text in CORPUS.items()})
+    with Index(tmp_path / "index") as index:
+        index.add([docs])
+        assert index.method == "static" and index.store.get_meta("centre:neural") is None
+        index.reembed("neural")
+        ids, stored = index.store.vectors("neural")
+        rows = index.store.sentences_by_id(ids.tolist())
+        texts = [rows[int(i)]["text"] for i in ids]
+        raw = NeuralEmbedder(tiny_bert, device="cpu").encode(texts)
+        assert index.method == "neural"
+        assert np.allclose(stored, centre_rows(raw, raw.mean(axis=0)), atol=1e-4)
