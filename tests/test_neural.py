@@ -265,3 +265,28 @@ def test_switching_an_index_to_neural_centres_what_it_re_embeds(tiny_bert, tmp_p
         raw = NeuralEmbedder(tiny_bert, device="cpu").encode(texts)
         assert index.method == "neural"
         assert np.allclose(stored, centre_rows(raw, raw.mean(axis=0)), atol=1e-4)
+
+
+def test_an_index_re_embedded_for_a_newer_model_keeps_one_centre_for_old_and_new_documents(tiny_bert, tmp_path,
+                                                                                            monkeypatch):
+    from conftest import write_corpus
+
+    from engine import Index
+    from engine.embed.centre import centre_rows
+
+    monkeypatch.setenv(MODEL_ENV, str(tiny_bert))
+    monkeypatch.setenv("QUIRE_DEVICE", "cpu")
+    old = write_corpus(tmp_path / "old", {f"{copy}/{rel}": text for copy in "abc" for rel, text in CORPUS.items()})
+    new = write_corpus(tmp_path / "new", {"d/notes.txt": "Porpoises and whales hunt fish. Rigel is a star."})
+    with Index(tmp_path / "index", method="neural") as index:
+        index.add([old])
+        with index.store.db.atomic():  # as an index written before the method centred its vectors
+            index.store.set_meta("fingerprint", "neural-older")
+            index.store.set_meta("fingerprint:neural", "neural-older")
+            index.store.set_meta("centre:neural", None)
+        index.add([old, new])
+        ids, stored = index.store.vectors("neural")
+        rows = index.store.sentences_by_id(ids.tolist())
+        raw = NeuralEmbedder(tiny_bert, device="cpu").encode([rows[int(i)]["text"] for i in ids])
+        mean = np.asarray(index.store.get_meta("centre:neural"), dtype=np.float32)
+        assert np.allclose(stored, centre_rows(raw, mean), atol=1e-4)
