@@ -175,9 +175,11 @@ class Index:
         from the first batch it embeds and centre that batch; the embedder returned centres the batches after it."""
         if not wants_centring(embedder) or isinstance(embedder, CentredEmbedder) or not len(vectors):
             return embedder, vectors
-        stored = self.store.get_meta(_centre_key(embedder.name))  # set since this embedder was loaded: keep it
-        mean = collection_mean(vectors) if stored is None else np.asarray(stored, dtype=np.float32)
-        if stored is None:
+        stored = self.store.get_meta(_centre_key(embedder.name))
+        if stored is not None:  # fixed since this embedder was loaded (a re-embedding before the run): keep it
+            mean = np.asarray(stored, dtype=np.float32)
+        else:
+            mean = collection_mean(vectors)
             with self.store.db.atomic():
                 self.store.set_meta(_centre_key(embedder.name), mean.tolist())
         return CentredEmbedder(embedder, mean), centre_rows(vectors, mean)
@@ -220,7 +222,6 @@ class Index:
                 embedder = self._embedder()
                 if embedder.fingerprint != self.store.get_meta("fingerprint"):
                     self.reembed(self.method, progress=progress, cancel=cancel, _locked=True)
-                    embedder = self._embedder()  # centred on what was re-embedded, for a method that centres
                 roots = [str(Path(os.path.abspath(p))) for p in paths] or self.store.roots()
                 if not roots:
                     raise ConfigError("nothing to index: give a file or folder")
