@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.eval.datasets import load_collection, load_evalrank, load_sts
-from engine.eval.intrinsic import evalrank_ranks
+from engine.eval.datasets import StsPairs, load_collection, load_evalrank, load_sts
+from engine.eval.intrinsic import evalrank_ranks, sts_spearman, sts_spearman_by_source
 from engine.eval.metrics import average_ranks, hits_at, mrr, ndcg_at, recall_at, spearman
 
 BENCH = Path(__file__).parent / "data" / "bench"
@@ -76,7 +76,8 @@ def test_evalrank_ranks_by_hand():
 
 def test_loaders_read_the_benchmark_layouts():
     sts = load_sts(BENCH / "sts" / "sts-test.csv")
-    assert len(sts.first) == len(sts.gold) == 8 and sts.gold[0] == pytest.approx(4.0)
+    assert len(sts.first) == len(sts.gold) == len(sts.source) == 8 and sts.gold[0] == pytest.approx(4.0)
+    assert sts.source[0] == "fixture"
     er = load_evalrank(BENCH / "evalrank")
     assert all(er.pool[a] != er.pool[b] for a, b in er.pairs)
     assert (er.pairs[1][1], er.pairs[1][0]) == er.pairs[0]  # both directions are in the file
@@ -87,3 +88,20 @@ def test_loaders_read_the_benchmark_layouts():
     assert coll.qrels["1"] == {"d1": 2.0, "d2": 1.0}
     sub = load_collection(BENCH / "retrieval" / "tiny", queries_limit=1, distractors=2)
     assert set(sub.queries) == {"1"} and len(sub.documents) == 4
+
+
+def test_sts_spearman_by_source_scores_each_source_on_its_own_pairs():
+    # one dimension per text: a pair's cosine is the product of its two numbers' signs times their magnitudes
+    vectors = {"a": [1.0, 0.0], "b": [0.8, 0.6], "c": [0.0, 1.0], "d": [0.6, 0.8], "e": [1.0, 0.0]}
+    pairs = StsPairs(first=("a", "a", "a", "c", "c", "c"), second=("e", "b", "c", "d", "b", "a"),
+                     gold=(5.0, 3.0, 1.0, 0.0, 2.0, 4.0), source=("news", "news", "news", "forum", "forum", "forum"))
+
+    def encode(texts):
+        return np.array([vectors[t] for t in texts], dtype=np.float32)
+
+    scores = sts_spearman_by_source(encode, pairs)
+    assert set(scores) == {"all", "news", "forum"}
+    assert scores["all"] == pytest.approx(sts_spearman(encode, pairs))
+    # news: cosines 1.0, 0.8, 0.0 follow gold 5, 3, 1; forum: 0.8, 0.6, 0.0 run against gold 0, 2, 4
+    assert scores["news"] == pytest.approx(1.0)
+    assert scores["forum"] == pytest.approx(-1.0)

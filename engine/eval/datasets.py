@@ -14,17 +14,19 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 # Column layout of the STS Benchmark csv files: genre, file, year, id, score, sentence 1, sentence 2 (tab-separated).
-_STS_SCORE, _STS_A, _STS_B = 4, 5, 6
+_STS_SOURCE, _STS_SCORE, _STS_A, _STS_B = 1, 4, 5, 6
 RETRIEVAL_COLLECTIONS = ("cranfield", "cisi", "medline", "npl", "lisa")
 
 
 @dataclass(frozen=True)
 class StsPairs:
-    """Sentence pairs with gold similarity scores (0-5)."""
+    """Sentence pairs with gold similarity scores (0-5) and the source each pair was drawn from (``headlines``,
+    ``answer-answer``, ...): STS-B mixes genres, and a bag-of-words model loses far more on some than on others."""
 
     first: tuple[str, ...]
     second: tuple[str, ...]
     gold: tuple[float, ...]
+    source: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -55,12 +57,13 @@ def load_sts(path: Path, *, limit: int | None = None) -> StsPairs:
     for line in Path(path).read_text(encoding="utf-8").splitlines():
         cells = line.split("\t")
         if len(cells) > _STS_B:
-            rows.append((cells[_STS_A], cells[_STS_B], float(cells[_STS_SCORE])))
+            rows.append((cells[_STS_A], cells[_STS_B], float(cells[_STS_SCORE]), cells[_STS_SOURCE]))
     if not rows:
         raise ValueError(f"{path}: no STS pairs found (expected tab-separated STS Benchmark rows)")
     if limit and len(rows) > limit:
         rows = rows[:: -(-len(rows) // limit)]
-    return StsPairs(tuple(r[0] for r in rows), tuple(r[1] for r in rows), tuple(r[2] for r in rows))
+    first, second, gold, source = zip(*rows)
+    return StsPairs(first, second, gold, source)
 
 
 def load_evalrank(folder: Path, *, pairs_limit: int | None = None, pool_limit: int | None = None,
