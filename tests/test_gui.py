@@ -139,8 +139,38 @@ def test_nothing_relevant_state(qtbot, window, corpus):
     response = type_query(qtbot, window, "xylophone zeppelin")
     assert response.nothing_relevant
     assert window.model.rowCount() == 0
-    assert window.results_stack.currentWidget() is window.empty
+    assert window.results_stack.currentWidget() is window.empty_page
     assert "Nothing relevant found" in window.empty.text()
+    assert not window.show_weak_button.isVisible()  # nothing matched at all, so nothing is hidden either
+
+
+def test_weak_matches_are_one_click_away(qtbot, window, corpus):
+    window.mode_box.setCurrentIndex(window.mode_box.findData("lexical"))
+    drop(window, [corpus])
+    wait_indexed(qtbot, window)
+    # one word of four in the corpus: its documents cover too little of the query to count as relevant
+    response = type_query(qtbot, window, "echolocation xylophone zeppelin quasar")
+    assert response.nothing_relevant and response.weak_hidden >= 1
+    assert window.results_stack.currentWidget() is window.empty_page
+    assert window.show_weak_button.isVisible()
+    assert window.show_weak_button.text().startswith(f"Show {response.weak_hidden} weak match")
+    with qtbot.waitSignal(window.results_shown, timeout=10_000) as blocker:
+        qtbot.mouseClick(window.show_weak_button, Qt.MouseButton.LeftButton)
+    shown = blocker.args[0]
+    assert shown.query == response.query and len(shown.results) == response.weak_hidden
+    assert all(r.weak for r in shown.results)
+    assert window.results_stack.currentWidget() is window.results
+    assert window.model.index(0).data(Role.LOCATION).startswith("weak match")
+    assert "weak match" in window.model.index(0).data(Qt.ItemDataRole.AccessibleTextRole)
+    # typing again returns to relevant matches only; Ctrl+Shift+A asks for the weak ones from the keyboard
+    response = type_query(qtbot, window, "echolocation xylophone zeppelin nebula")
+    assert response.nothing_relevant and not response.results
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    with qtbot.waitSignal(window.results_shown, timeout=10_000) as blocker:
+        qtbot.keyClick(window.search_box, Qt.Key.Key_A,
+                       Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert blocker.args[0].results and all(r.weak for r in blocker.args[0].results)
 
 
 def test_keyboard_navigation_open_copy_clear(qtbot, window, corpus, opened):

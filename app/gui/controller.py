@@ -134,18 +134,21 @@ class Controller(QObject):
         self.ready.emit(folder)
 
     # -- queries ----------------------------------------------------------------------------------------------
-    def search(self, text: str, mode: str | None = None) -> int:
-        """Submit a query (``mode``: an ``engine.Mode`` value); returns its generation (older answers are dropped)."""
+    def search(self, text: str, mode: str | None = None, *, include_weak: bool = False) -> int:
+        """Submit a query (``mode``: an ``engine.Mode`` value; ``include_weak``: show matches below the relevance
+        threshold too, flagged); returns its generation (older answers are dropped)."""
         generation = self.generations.next()
         mode = mode or self.settings.get(S.SEARCH_MODE)
-        self._search.emit(QueryRequest(generation, text, mode, self.settings.get(S.RESULTS_K)))
+        self._search.emit(QueryRequest(generation, text, mode, self.settings.get(S.RESULTS_K),
+                                       include_weak=include_weak))
         return generation
 
-    def search_file(self, path: str, mode: str | None = None) -> int:
+    def search_file(self, path: str, mode: str | None = None, *, include_weak: bool = False) -> int:
         """"More like this" with a file: its sentences are the query (read on a worker); returns the generation."""
         generation = self.generations.next()
         mode = mode or self.settings.get(S.SEARCH_MODE)
-        self._query_file.emit(FileQuery(generation, str(Path(path).resolve()), mode, self.settings.get(S.RESULTS_K)))
+        self._query_file.emit(FileQuery(generation, str(Path(path).resolve()), mode, self.settings.get(S.RESULTS_K),
+                                        include_weak=include_weak))
         return generation
 
     def explain(self, generation: int, query: str, rows: list[int], results: list) -> None:

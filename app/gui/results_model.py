@@ -111,7 +111,9 @@ class ResultsModel(QAbstractListModel):
         if role == Role.FACETS:
             return facet_labels(result.facets)
         if role == Role.LOCATION:
-            return result.path + (f"  ·  p. {result.page}" if result.page else "")
+            page = f"  ·  p. {result.page}" if result.page else ""
+            return ("weak match  ·  " if result.weak else "") + result.path + page
         if role == Qt.ItemDataRole.AccessibleTextRole:
-            return f"{title}, similarity {score_display(result, self._top)[0]}: {result.sentence}"
+            weak = ", weak match" if result.weak else ""
+            return f"{title}, similarity {score_display(result, self._top)[0]}{weak}: {result.sentence}"
         return None

@@ -139,9 +139,21 @@ class MainWindow(QMainWindow):
         self.empty = QLabel()
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.setWordWrap(True)
+        # "nothing relevant" is a judgement against the index's threshold, so the matches below it stay one
+        # click (or Ctrl+Shift+A) away, as `quire search --all` shows them
+        self.show_weak_button = QPushButton()
+        self.show_weak_button.setVisible(False)
+        self.show_weak_button.setToolTip("Matches below this index's relevance threshold, flagged (Ctrl+Shift+A)")
+        self.show_weak_button.clicked.connect(self.show_weak_matches)
+        self.empty_page = QWidget()
+        empty_layout = QVBoxLayout(self.empty_page)
+        empty_layout.addStretch(1)
+        empty_layout.addWidget(self.empty)
+        empty_layout.addWidget(self.show_weak_button, 0, Qt.AlignmentFlag.AlignHCenter)
+        empty_layout.addStretch(1)
         self.results_stack = QStackedWidget()
         self.results_stack.addWidget(self.results)
-        self.results_stack.addWidget(self.empty)
+        self.results_stack.addWidget(self.empty_page)
         self._show_empty("Type to search.\nDrop folders or files here to index them (Ctrl+O).")
 
         self.preview = PreviewPane()
@@ -195,6 +207,7 @@ class MainWindow(QMainWindow):
         self.settings_action = action("Settings…", ["Ctrl+,"], self.open_settings)
         self.more_like_action = action("More like this", ["Ctrl+M"], self.more_like_this)
         self.breakdown_action = action("Score breakdown", ["Ctrl+B"], self.preview.toggle.toggle)
+        self.show_weak_action = action("Show weak matches", ["Ctrl+Shift+A"], self.show_weak_matches)
         self.open_action = QAction("Open document", self)
         self.open_action.triggered.connect(lambda: self.open_current(reveal=False))
         self.reveal_action = QAction("Show in folder", self)
@@ -318,10 +331,9 @@ class MainWindow(QMainWindow):
             self.results.setCurrentIndex(self.model.index(0))
             self._explain_timer.start()
         else:
-            hidden = (f"\n{response.weak_hidden} weak match{'es' if response.weak_hidden != 1 else ''} hidden."
-                      if response.weak_hidden else "")
             wanted = f"like {Path(self._like).name}" if self._like else f"for “{response.query}”"
-            self._show_empty(f"Nothing relevant found {wanted}.{hidden}\nTry other words, or switch the search mode.")
+            self._show_empty(f"Nothing relevant found {wanted}.\nTry other words, or switch the search mode.",
+                             weak_hidden=response.weak_hidden)
             self.preview.show_result(None)
         for note in response.notes:
             self.statusBar().showMessage(note, 8000)
@@ -345,9 +357,21 @@ class MainWindow(QMainWindow):
         if self.results.currentIndex().row() in rows:
             self.preview.show_result(self.current_result())
 
-    def _show_empty(self, message: str) -> None:
+    def show_weak_matches(self) -> None:
+        """Ctrl+Shift+A: the query on screen again, with the matches below the relevance threshold (flagged)."""
+        text = self.search_box.text().strip()
+        if self._like is not None:
+            self.controller.search_file(self._like, self.mode_box.currentData(), include_weak=True)
+        elif text:
+            self._debounce.stop()
+            self._last_query = text
+            self.controller.search(text, self.mode_box.currentData(), include_weak=True)
+
+    def _show_empty(self, message: str, *, weak_hidden: int = 0) -> None:
         self.empty.setText(message)
-        self.results_stack.setCurrentWidget(self.empty)
+        self.show_weak_button.setText(f"Show {weak_hidden} weak match{'es' if weak_hidden != 1 else ''}")
+        self.show_weak_button.setVisible(weak_hidden > 0)
+        self.results_stack.setCurrentWidget(self.empty_page)
 
     def clear_results(self) -> None:
         """Empty the list and drop answers still in flight."""

@@ -38,13 +38,15 @@ def open_index(folder: Path | None, **options) -> Index:
 @dataclass(frozen=True)
 class QueryRequest:
     """One search as the window asked for it; ``exclude``: a file left out of the results (the one dropped for
-    "more like this": it is trivially most like itself)."""
+    "more like this": it is trivially most like itself); ``include_weak``: the person asked to see the matches below
+    the index's relevance threshold too (flagged), as ``quire search --all`` does."""
 
     generation: int
     text: str
     mode: str  # an engine.Mode value
     k: int
     exclude: str | None = None
+    include_weak: bool = False
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,7 @@ class FileQuery:
     path: str
     mode: str
     k: int
+    include_weak: bool = False
 
 
 @dataclass(frozen=True)
@@ -118,7 +121,7 @@ class SearchWorker(_IndexReader):
             # ranking only: facet chips and context cost more than the ranking itself, so the window asks for them
             # (ExplainWorker) for the rows on screen once the list is up
             response = self._open().search(request.text, k=request.k + bool(request.exclude), mode=request.mode,
-                                           explain=False)
+                                           include_weak=request.include_weak, explain=False)
         except IndexNotFoundError:
             self.failed.emit(request.generation, "nothing is indexed yet: drop a folder here or press Ctrl+O")
         except Exception as e:  # noqa: BLE001 - every failure becomes a message in the window
@@ -215,7 +218,8 @@ class FileReader(QObject):
         except Exception as e:  # noqa: BLE001
             self.failed.emit(request.generation, describe(e))
         else:
-            self.read.emit(QueryRequest(request.generation, text, request.mode, request.k, exclude=request.path))
+            self.read.emit(QueryRequest(request.generation, text, request.mode, request.k, exclude=request.path,
+                                        include_weak=request.include_weak))
 
 
 class IndexWorker(QObject):
