@@ -105,3 +105,6 @@ def test_sts_spearman_by_source_scores_each_source_on_its_own_pairs():
     # news: cosines 1.0, 0.8, 0.0 follow gold 5, 3, 1; forum: 0.8, 0.6, 0.0 run against gold 0, 2, 4
     assert scores["news"] == pytest.approx(1.0)
     assert scores["forum"] == pytest.approx(-1.0)
+    # a source left with one pair (a subsample) has no correlation of its own
+    lone = StsPairs(pairs.first, pairs.second, pairs.gold, ("news",) * 5 + ("forum",))
+    assert set(sts_spearman_by_source(encode, lone)) == {"all", "news"}
