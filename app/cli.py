@@ -190,6 +190,8 @@ def _print_response(response) -> None:
         click.echo(click.style(f"{i}. {r.title or Path(r.path).name}", bold=True) + f"  {r.path}{page}")
         click.echo(f"   {sim}" + (f" · words: {words}" if words else "") + (" · weak" if r.weak else ""))
         click.echo(f"   {_highlight(r.sentence, r.highlights)}")
+    if response.missing:
+        click.echo(f"not in any document: {', '.join(response.missing)}")
     for note in response.notes:
         click.echo(f"note: {note}", err=True)
 

@@ -74,6 +74,14 @@ def test_search_modes(db: Path, mode: str) -> None:
 def test_search_text_output(db: Path) -> None:
     code, out = run("search", RIGEL, "--db", str(db), "-k", "1")
     assert code == 0 and out.startswith("1. ") and "rigel.txt" in out and "similarity" in out
+    assert "not in any document" not in out
+
+
+def test_search_names_the_query_words_no_document_holds(db: Path) -> None:
+    code, out = run("search", "porpoises zeppelin", "--db", str(db), "-k", "1")
+    assert code == 0 and "porpoise.md" in out
+    assert out.rstrip().endswith("not in any document: zeppelin")
+    assert run_json("search", "porpoises zeppelin", "--db", str(db), "-k", "1")["missing"] == ["zeppelin"]
 
 
 def test_batch_search(db: Path, tmp_path: Path) -> None:

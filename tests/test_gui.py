@@ -141,7 +141,13 @@ def test_nothing_relevant_state(qtbot, window, corpus):
     assert window.model.rowCount() == 0
     assert window.results_stack.currentWidget() is window.empty_page
     assert "Nothing relevant found" in window.empty.text()
+    assert "“xylophone”, “zeppelin” are in none of your documents" in window.empty.text()
     assert not window.show_weak_button.isVisible()  # nothing matched at all, so nothing is hidden either
+    # with results, the words no document holds are named in the status bar
+    window.mode_box.setCurrentIndex(window.mode_box.findData("hybrid"))
+    type_query(qtbot, window, "echolocation squid zeppelin")
+    assert window.model.rowCount() >= 1
+    assert window.statusBar().currentMessage() == "“zeppelin” is in none of your documents"
 
 
 def test_weak_matches_are_one_click_away(qtbot, window, corpus):

@@ -55,6 +55,15 @@ def test_a_query_without_words_leaves_a_note(idx: Index) -> None:
     assert any("no word of the query" in note for note in response.notes)
 
 
+def test_the_response_names_the_query_words_no_passage_holds(idx: Index) -> None:
+    # as typed, once each, whatever their case; words the index holds are not named
+    assert idx.search("Zeppelin porpoises zeppelin xylophone echolocation").missing == ("Zeppelin", "xylophone")
+    assert idx.search("Zeppelin porpoises", mode="lexical").missing == ("Zeppelin",)
+    assert idx.search("porpoises echolocation").missing == ()
+    # semantic search ranks no words, so it counts none
+    assert idx.search("Zeppelin porpoises", mode="semantic").missing == ()
+
+
 def test_lexical_results_carry_no_cosine_and_highlight_the_words(idx: Index) -> None:
     best = idx.search("echolocation squid", k=1, mode="lexical").results[0]
     assert Path(best.path).name == "porpoise.md" and best.similarity is None

@@ -59,6 +59,14 @@ def _duration(seconds: float) -> str:
     return f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s"
 
 
+def _missing_text(words: tuple[str, ...], shown: int = 5) -> str:
+    """The query words no document holds, as a search engine's "Missing:" line: often the reason nothing relevant
+    was found, and the first thing to change. A pasted passage may miss many; the first few are named."""
+    quoted = ", ".join(f"“{w}”" for w in words[:shown])
+    more = f" and {len(words) - shown} more" if len(words) > shown else ""
+    return f"{quoted}{more} {'is' if len(words) == 1 else 'are'} in none of your documents"
+
+
 def progress_text(p: Progress) -> str:
     """"reading 12 / 40 files · 1,234 sentences · about 5 s left"."""
     files = f"{p.files_done:,} / {p.files_total:,} {p.unit}" if p.files_total else "looking for files"
@@ -332,10 +340,14 @@ class MainWindow(QMainWindow):
             self._explain_timer.start()
         else:
             wanted = f"like {Path(self._like).name}" if self._like else f"for “{response.query}”"
-            self._show_empty(f"Nothing relevant found {wanted}.\nTry other words, or switch the search mode.",
+            missing = f"\n{_missing_text(response.missing)}." if response.missing and not self._like else ""
+            self._show_empty(f"Nothing relevant found {wanted}.{missing}\nTry other words, or switch the search mode.",
                              weak_hidden=response.weak_hidden)
             self.preview.show_result(None)
-        for note in response.notes:
+        notes = list(response.notes)
+        if response.results and response.missing and not self._like:
+            notes.insert(0, _missing_text(response.missing))
+        for note in notes:
             self.statusBar().showMessage(note, 8000)
         self.results_shown.emit(response)
 

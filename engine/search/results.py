@@ -158,7 +158,9 @@ class SearchResult:
 
 @dataclass(frozen=True)
 class SearchResponse:
-    """Results for one query; ``nothing_relevant`` when every candidate was too weak to show."""
+    """Results for one query; ``nothing_relevant`` when every candidate was too weak to show. ``missing``: the
+    query's words that no passage of the index holds (counted where words are ranked: hybrid and lexical), which is
+    often why nothing relevant was found and what a person would change first."""
 
     query: str
     mode: Mode
@@ -168,6 +170,7 @@ class SearchResponse:
     weak_hidden: int = 0
     seconds: float = 0.0
     notes: tuple[str, ...] = field(default_factory=tuple)
+    missing: tuple[str, ...] = field(default_factory=tuple)
 
     def to_json(self) -> dict:
         """JSON for the CLI and benchmarks."""
@@ -177,6 +180,7 @@ class SearchResponse:
             "method": self.method,
             "nothing_relevant": self.nothing_relevant,
             "weak_hidden": self.weak_hidden,
+            "missing": list(self.missing),
             "seconds": round(self.seconds, 4),
             "notes": list(self.notes),
             "results": [r.to_json() for r in self.results],
