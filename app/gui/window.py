@@ -287,13 +287,13 @@ class MainWindow(QMainWindow):
         elif self._like is None:
             self.clear_results()
 
-    def _search_now(self) -> None:
+    def _search_now(self, *, include_weak: bool = False) -> None:
         self._debounce.stop()
         text = self.search_box.text().strip()
         if not text:
             return
         self._last_query = text
-        self.controller.search(text, self.mode_box.currentData())
+        self.controller.search(text, self.mode_box.currentData(), include_weak=include_weak)
 
     def _on_enter(self, ctrl: bool) -> None:
         text = self.search_box.text().strip()
@@ -308,12 +308,13 @@ class MainWindow(QMainWindow):
         self.settings.set(S.SEARCH_MODE, self.mode_box.currentData())
         self._search_again()
 
-    def _search_again(self) -> None:
-        """Rerun the query on screen (the mode changed, or indexing brought new content)."""
+    def _search_again(self, *, include_weak: bool = False) -> None:
+        """Rerun the query on screen (the mode changed, indexing brought new content, or the weak matches were
+        asked for)."""
         if self._like is not None:
-            self.controller.search_file(self._like, self.mode_box.currentData())
+            self.controller.search_file(self._like, self.mode_box.currentData(), include_weak=include_weak)
         elif self.search_box.text().strip():
-            self._search_now()
+            self._search_now(include_weak=include_weak)
 
     def search_like_file(self, path: str) -> None:
         """More like this with a file (dropped on the search field): its sentences are the query."""
@@ -334,20 +335,19 @@ class MainWindow(QMainWindow):
         self.banner.setVisible(False)
         self._shown = generation
         self.model.set_response(response)
+        # a file's sentences as the query miss words by the dozen; only typed words are worth naming
+        missing = _missing_text(response.missing) if response.missing and self._like is None else ""
         if response.results:
             self.results_stack.setCurrentWidget(self.results)
             self.results.setCurrentIndex(self.model.index(0))
             self._explain_timer.start()
         else:
             wanted = f"like {Path(self._like).name}" if self._like else f"for “{response.query}”"
-            missing = f"\n{_missing_text(response.missing)}." if response.missing and not self._like else ""
-            self._show_empty(f"Nothing relevant found {wanted}.{missing}\nTry other words, or switch the search mode.",
+            said = f"\n{missing}." if missing else ""
+            self._show_empty(f"Nothing relevant found {wanted}.{said}\nTry other words, or switch the search mode.",
                              weak_hidden=response.weak_hidden)
             self.preview.show_result(None)
-        notes = list(response.notes)
-        if response.results and response.missing and not self._like:
-            notes.insert(0, _missing_text(response.missing))
-        for note in notes:
+        for note in ([missing] if missing and response.results else []) + list(response.notes):
             self.statusBar().showMessage(note, 8000)
         self.results_shown.emit(response)
 
@@ -371,13 +371,7 @@ class MainWindow(QMainWindow):
 
     def show_weak_matches(self) -> None:
         """Ctrl+Shift+A: the query on screen again, with the matches below the relevance threshold (flagged)."""
-        text = self.search_box.text().strip()
-        if self._like is not None:
-            self.controller.search_file(self._like, self.mode_box.currentData(), include_weak=True)
-        elif text:
-            self._debounce.stop()
-            self._last_query = text
-            self.controller.search(text, self.mode_box.currentData(), include_weak=True)
+        self._search_again(include_weak=True)
 
     def _show_empty(self, message: str, *, weak_hidden: int = 0) -> None:
         self.empty.setText(message)

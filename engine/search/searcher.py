@@ -166,7 +166,7 @@ class Searcher:
             query=query, mode=mode, method=self.embedder.name if self.embedder else "", results=tuple(results),
             nothing_relevant=not strong, weak_hidden=0 if include_weak else len(picked) - strong,
             seconds=time.perf_counter() - started, notes=tuple(notes),
-            missing=tuple(term.word for stem, term in stems.items() if df is not None and not df.get(stem, 0)),
+            missing=() if df is None else tuple(term.word for stem, term in stems.items() if not df.get(stem, 0)),
         )
 
     # -- rankings ---------------------------------------------------------------------------------------------
