@@ -309,10 +309,11 @@ class Index:
 
     # -- reading --------------------------------------------------------------------------------------------------
     def search(self, query: str, *, k: int = 10, mode: Mode | str = Mode.HYBRID, method: str | None = None,
-               include_weak: bool = False, explain: bool = True, rerank_facets: bool | None = None) -> SearchResponse:
+               include_weak: bool = False, explain: bool = True, rerank_facets: bool | None = None,
+               exclude: Sequence[str] = ()) -> SearchResponse:
         """Ranked documents for ``query`` (see :class:`engine.search.searcher.Searcher`; ``explain=False`` leaves out
         facet explanations and context, for tools that only read the ranking; ``rerank_facets`` see
-        ``engine.facets.rerank``)."""
+        ``engine.facets.rerank``; ``exclude``: paths of documents to leave out)."""
         mode = Mode(mode)
         if method and method != self.method:
             raise MethodMismatchError(
@@ -328,7 +329,8 @@ class Index:
             stored = self.store.get_meta(f"calibration:{embedder.name}")
             calibration = Calibration.from_meta({k_: v for k_, v in stored.items() if k_ != "sentences"} if stored else None)
         return Searcher(self.store, vectors, embedder, calibration, facets=load_space() if explain else None).search(
-            query, k=k, mode=mode, include_weak=include_weak, explain=explain, rerank_facets=rerank_facets
+            query, k=k, mode=mode, include_weak=include_weak, explain=explain, rerank_facets=rerank_facets,
+            exclude=exclude,
         )
 
     def explain(self, query: str, results: Sequence[SearchResult]) -> list[SearchResult]:

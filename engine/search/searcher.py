@@ -12,7 +12,7 @@ import functools
 import logging
 import math
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
@@ -110,8 +110,10 @@ class Searcher:
 
     # -- entry point ------------------------------------------------------------------------------------------
     def search(self, query: str, *, k: int = 10, mode: Mode = Mode.HYBRID, include_weak: bool = False,
-               explain: bool = True, rerank_facets: bool | None = None) -> SearchResponse:
+               explain: bool = True, rerank_facets: bool | None = None, exclude: Collection[str] = ()
+               ) -> SearchResponse:
         """Rank documents for ``query``; weak results are cut (or, with ``include_weak``, kept and flagged).
+        Documents at the paths in ``exclude`` are left out (the source of a "more like this" search).
 
         ``rerank_facets`` re-orders the head of the ranking by facet set distance (``engine.facets.rerank``; None:
         its measured default).
@@ -133,6 +135,10 @@ class Searcher:
             raise QueryError("k must be at least 1")
         notes: list[str] = []
         docs, query_vectors, stems, df = self._rank(query, mode, notes)
+        for path in exclude:
+            record = self.store.document(path)
+            if record is not None:
+                docs.pop(record["id"], None)
         ranked = self._fuse(docs, mode)[: 3 * k + 10]
         idf = self._idf(stems, df)
         stem_set = frozenset(stems)
