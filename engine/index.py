@@ -26,6 +26,7 @@ from engine.ingest.pool import default_workers, extract_all
 from engine.ingest.prepare import StaticPreparer
 from engine.ingest.walk import IgnoreRules, walk
 from engine.search.calibration import Calibration, calibrate
+from engine.search.like import LikeSource, like_query
 from engine.search.results import Mode, SearchResponse, SearchResult
 from engine.search.searcher import Searcher
 from engine.store.database import DB_NAME, Store
@@ -332,6 +333,23 @@ class Index:
             query, k=k, mode=mode, include_weak=include_weak, explain=explain, rerank_facets=rerank_facets,
             exclude=exclude,
         )
+
+    def search_like(self, source: LikeSource | str | os.PathLike[str], *, k: int = 10,
+                    mode: Mode | str = Mode.SEMANTIC, method: str | None = None, include_weak: bool = False,
+                    explain: bool = True, rerank_facets: bool | None = None) -> SearchResponse:
+        """Other documents like an indexed document, one page of it or one sentence of it ("more like this").
+
+        The query is the source's stored sentences (``engine.search.like``; a plain path means the whole document,
+        :meth:`LikeSource.parse` reads ``FILE:PAGE`` and ``FILE#SENTENCE``), and the source and any identical copy
+        of it are left out, so the answer is the other documents. Ranked by meaning unless ``mode`` says otherwise;
+        the other arguments are :meth:`search`'s. Raises :class:`engine.errors.QueryError` when the path is not
+        indexed or the page or sentence does not exist.
+        """
+        mode = Mode(mode)
+        source = source if isinstance(source, LikeSource) else LikeSource(os.fspath(source))
+        query = like_query(self.store, source)
+        return self.search(query.text, k=k, mode=mode, method=method, include_weak=include_weak, explain=explain,
+                           rerank_facets=rerank_facets, exclude=query.exclude)
 
     def explain(self, query: str, results: Sequence[SearchResult]) -> list[SearchResult]:
         """``results`` of ``search(query, explain=False)`` with what ``explain=True`` adds (surrounding sentences, facet

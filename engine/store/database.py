@@ -366,6 +366,10 @@ class Store:
             [doc_id, ordinal - radius, ordinal + radius],
         )
 
+    def document_sentences(self, doc_id: int) -> list[dict]:
+        """Every sentence row of one document, in order (what "more like this" picks its query from)."""
+        return self._dicts("SELECT * FROM sentences WHERE doc_id = ? ORDER BY ordinal", [doc_id])
+
     def iter_sentences(self, batch: int = 10_000, *, without_vectors_for: str | None = None) -> Iterator[list[tuple[int, str]]]:
         """(id, text) batches in id order; with ``without_vectors_for``, only sentences that method has not embedded."""
         last = 0
