@@ -19,6 +19,7 @@ from engine import Index, IndexConfig, Mode, Progress, QuireError
 from engine.config import default_index_dir
 from engine.errors import QueryError
 from engine.ingest.readers.base import Limits
+from engine.search.like import LikeSource
 
 EPILOG_INDEX = "Example: quire index ~/Documents/papers --json"
 
@@ -122,14 +123,20 @@ def index(paths: tuple[Path, ...], db: Path | None, method: str | None, ignore: 
         click.echo(f"  {issue.status}: {issue.path}: {issue.reason}")
 
 
-@cli.command(epilog='Example: quire search "effects of sleep on memory" -k 5 --mode hybrid --json')
+# "\b" keeps click from joining the two examples into one line
+@cli.command(epilog='\b\nExample: quire search "effects of sleep on memory" -k 5 --mode hybrid --json\n'
+                    "Example: quire search --like ~/papers/sleep.pdf:3 -k 5")
 @click.argument("text", required=False)
 @_db_option
 @click.option("-k", "k", type=int, default=10, show_default=True, help="number of documents")
-@click.option("--mode", type=click.Choice([m.value for m in Mode]), default=Mode.HYBRID.value, show_default=True)
+@click.option("--mode", type=click.Choice([m.value for m in Mode]), default=None,
+              help="ranking: hybrid (default), semantic (the default with --like) or lexical")
 @click.option("--method", default=None, help="must match the index's method (a mismatch is an error)")
 @click.option("--queries", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help='batch mode: a JSONL file of {"id", "text"}; prints one {"id", "results"} line per query')
+@click.option("--like", "like", metavar="FILE[:PAGE|#SENTENCE]",
+              help="other documents like an indexed file, one page of it (from 1), or one sentence of it (the "
+                   "`ordinal` that --json prints, from 0); the file itself is left out")
 @click.option("--all", "include_weak", is_flag=True, help="also list weak matches (flagged), not only relevant ones")
 @click.option("--explain/--no-explain", default=True, show_default=True,
               help="facet explanations and context per result; --no-explain gives the same ranking faster (benchmarks)")
@@ -138,11 +145,13 @@ def index(paths: tuple[Path, ...], db: Path | None, method: str | None, ignore: 
                    "which bench/facets_rerank.py measured)")
 @_json_option
 @_handle_errors
-def search(text: str | None, db: Path | None, k: int, mode: str, method: str | None, queries: Path | None,
-           include_weak: bool, explain: bool, rerank_facets: bool | None, as_json: bool) -> None:
-    """Search the index by meaning and by words."""
-    if (text is None) == (queries is None):
-        raise click.UsageError("give either TEXT or --queries FILE")
+def search(text: str | None, db: Path | None, k: int, mode: str | None, method: str | None, queries: Path | None,
+           like: str | None, include_weak: bool, explain: bool, rerank_facets: bool | None, as_json: bool) -> None:
+    """Search the index by meaning and by words, or (--like) for documents like one you have."""
+    if sum(given is not None for given in (text, queries, like)) != 1:
+        raise click.UsageError("give one of TEXT, --queries FILE or --like FILE")
+    # --like's query is a document's sentences, not words a person chose: ranked by meaning unless told otherwise
+    mode = mode or (Mode.SEMANTIC if like is not None else Mode.HYBRID).value
     with Index(db, create=False) as idx:
         if queries is not None:
             for item in _read_queries(queries):
@@ -155,8 +164,12 @@ def search(text: str | None, db: Path | None, k: int, mode: str, method: str | N
                     continue
                 click.echo(json.dumps({"id": item["id"], **{key: out[key] for key in ("results", "nothing_relevant")}}))
             return
-        response = idx.search(text, k=k, mode=mode, method=method, include_weak=include_weak, explain=explain,
-                              rerank_facets=rerank_facets)
+        if like is not None:
+            response = idx.search_like(LikeSource.parse(like), k=k, mode=mode, method=method,
+                                       include_weak=include_weak, explain=explain, rerank_facets=rerank_facets)
+        else:
+            response = idx.search(text, k=k, mode=mode, method=method, include_weak=include_weak, explain=explain,
+                                  rerank_facets=rerank_facets)
     if as_json:
         click.echo(json.dumps(response.to_json()))
         return

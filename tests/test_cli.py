@@ -129,6 +129,59 @@ def test_search_needs_text_or_queries(db: Path) -> None:
     assert code == 2 and "--queries" in out
 
 
+PORPOISE = "They use echolocation to hunt fish and squid in murky coastal water."
+
+
+def test_search_like_a_file_lists_the_other_documents(db: Path, corpus: Path) -> None:
+    porpoise = corpus / "animals" / "porpoise.md"
+    code, out = run("search", "--like", str(porpoise), "--db", str(db))
+    assert code == 0 and out.startswith("1. ") and "similarity" in out, out
+    assert "porpoise.md" not in out and "rigel.txt" in out and "budget.txt" in out
+    found = run_json("search", "--like", str(porpoise), "--db", str(db))
+    assert found["mode"] == "semantic"  # by meaning, where a typed query is hybrid
+    assert len(found["results"]) == 4 and set(found["results"][0]) >= RESULT_KEYS
+    assert all(not r["path"].endswith("porpoise.md") for r in found["results"])
+    assert "Porpoises are small toothed whales" in found["query"]
+
+
+def test_search_like_a_sentence_by_the_ordinal_json_prints(db: Path) -> None:
+    hit = run_json("search", PORPOISE, "--db", str(db), "-k", "1")["results"][0]
+    assert hit["sentence"] == PORPOISE
+    found = run_json("search", "--like", f"{hit['path']}#{hit['ordinal']}", "--db", str(db), "--mode", "lexical",
+                     "--all")
+    assert found["query"] == PORPOISE and found["mode"] == "lexical"
+    assert found["results"] and hit["path"] not in [r["path"] for r in found["results"]]
+
+
+def test_search_like_a_page(corpus: Path, tmp_path: Path) -> None:
+    from docgen import PDF_PAGE2_SENTENCE, make_pdf
+
+    pdf = make_pdf(corpus)
+    db = tmp_path / "with-pdf"
+    run_json("index", str(corpus), "--db", str(db), "--workers", "0")
+    found = run_json("search", "--like", f"{pdf}:2", "--db", str(db), "--all")
+    assert found["query"] == PDF_PAGE2_SENTENCE
+    assert found["results"] and str(pdf) not in [r["path"] for r in found["results"]]
+    code, out = run("search", "--like", f"{pdf}:9", "--db", str(db))
+    assert code == 1 and out.startswith("error: tides.pdf has no page 9") and "1-5" in out
+
+
+@pytest.mark.parametrize("extra", [["TEXT"], ["--queries", "QUERIES"]])
+def test_search_like_is_instead_of_text_and_queries(db: Path, tmp_path: Path, corpus: Path, extra: list[str]) -> None:
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(json.dumps({"id": 1, "text": RIGEL}) + "\n")
+    extra = [{"TEXT": RIGEL, "QUERIES": str(queries)}.get(a, a) for a in extra]
+    code, out = run("search", *extra, "--like", str(corpus / "finance" / "budget.txt"), "--db", str(db))
+    assert code == 2 and "give one of TEXT, --queries FILE or --like FILE" in out
+
+
+def test_search_like_errors_are_one_line(db: Path, corpus: Path) -> None:
+    code, out = run("search", "--like", str(corpus / "nowhere.txt"), "--db", str(db))
+    assert code == 1 and out.startswith("error: ") and "is not in the index" in out and "Traceback" not in out
+    code, out = run("search", "--like", f"{corpus / 'finance' / 'budget.txt'}#99", "--db", str(db))
+    assert code == 1 and "budget.txt has no sentence 99" in out
+
+
 def test_status_json(db: Path, corpus: Path) -> None:
     out = run_json("status", "--db", str(db))
     assert {"folder", "method", "fingerprint", "documents", "indexed", "skipped", "failed", "sentences", "roots",
