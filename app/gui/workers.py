@@ -14,7 +14,7 @@ longer than showing the window, and the window must take input at once.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -120,16 +120,14 @@ class SearchWorker(_IndexReader):
         try:
             # ranking only: facet chips and context cost more than the ranking itself, so the window asks for them
             # (ExplainWorker) for the rows on screen once the list is up
-            response = self._open().search(request.text, k=request.k + bool(request.exclude), mode=request.mode,
-                                           include_weak=request.include_weak, explain=False)
+            response = self._open().search(request.text, k=request.k, mode=request.mode,
+                                           include_weak=request.include_weak, explain=False,
+                                           exclude=(request.exclude,) if request.exclude else ())
         except IndexNotFoundError:
             self.failed.emit(request.generation, "nothing is indexed yet: drop a folder here or press Ctrl+O")
         except Exception as e:  # noqa: BLE001 - every failure becomes a message in the window
             self.failed.emit(request.generation, describe(e))
         else:
-            if request.exclude:
-                kept = tuple(r for r in response.results if r.path != request.exclude)[: request.k]
-                response = replace(response, results=kept, nothing_relevant=response.nothing_relevant or not kept)
             self.answered.emit(request.generation, response)
 
     @Slot(bool)
