@@ -1,9 +1,10 @@
 """The benchmark: every embedding method and baseline measured by the same code, each number recomputed each run.
 
 Per method: STS-B dev/test Spearman, EvalRank (intrinsic.py), encode speed; then retrieval through the product
-(product.py) in semantic and hybrid mode on each collection, with indexing speed, index size, peak memory and
-query latency. Baselines: BM25 and model2vec ``distill`` on whole documents (baselines.py). A method or baseline that
-raises is recorded as failed with its message, never dropped.
+(product.py) in semantic and hybrid mode on each collection, scored on what the default search shows (the relevance
+gate included; the headline) and on the ungated ranking (a diagnostic), with the share of queries answered "nothing
+relevant", indexing speed, index size, peak memory and query latency. Baselines: BM25 and model2vec ``distill`` on
+whole documents (baselines.py). A method or baseline that raises is recorded as failed with its message, never dropped.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ import os
 import tempfile
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
@@ -112,21 +114,49 @@ class EncoderRow:
 
 @dataclass
 class RetrievalRow:
-    """nDCG@10 and Recall@100 (x100) per collection for one system and ranking mode, and their means."""
+    """One system and ranking mode, per collection (x100): nDCG@10 and Recall@100 of what the default search shows
+    (the relevance gate's weak results cut: the headline), the ungated ranking's nDCG@10 (``--all``: a diagnostic),
+    and the share (%) of queries answered "nothing relevant" (no result shown). A baseline has no gate: its ranking
+    is what it shows, and it has no nothing-relevant share."""
 
     system: str
     mode: str
     ndcg10: dict[str, float | None] = field(default_factory=dict)
     recall100: dict[str, float | None] = field(default_factory=dict)
+    ndcg10_all: dict[str, float | None] = field(default_factory=dict)
+    nothing_relevant: dict[str, float | None] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
 
-    def means(self) -> tuple[float | None, float | None]:
-        """Means over collections, or None when any collection failed (a partial mean would mislead)."""
-        def mean(values: dict[str, float | None]) -> float | None:
-            vals = list(values.values())
-            return round(float(np.mean(vals)), 2) if vals and all(v is not None for v in vals) else None
+    # the per-collection figures, each a dict keyed by collection (what merge.py joins)
+    METRICS: ClassVar[tuple[str, ...]] = ("ndcg10", "recall100", "ndcg10_all", "nothing_relevant")
 
-        return mean(self.ndcg10), mean(self.recall100)
+    def lack(self, name: str) -> None:
+        """Record that collection ``name`` has no figures (its index or its searches failed)."""
+        for metric in self.METRICS:
+            getattr(self, metric)[name] = None
+
+    def to_json(self, queries: Mapping[str, int]) -> dict:
+        """The row with its means over collections and the share of all its queries answered nothing relevant
+        (``queries``: judged queries per collection). A mean is None when any collection lacks a value (a partial
+        mean would mislead)."""
+        return {**asdict(self), "mean_ndcg10": _mean(self.ndcg10), "mean_recall100": _mean(self.recall100),
+                "mean_ndcg10_all": _mean(self.ndcg10_all),
+                "nothing_relevant_overall": _pooled(self.nothing_relevant, queries), "status": status(self.errors)}
+
+
+def _mean(values: Mapping[str, float | None]) -> float | None:
+    vals = list(values.values())
+    return round(float(np.mean(vals)), 2) if vals and all(v is not None for v in vals) else None
+
+
+def _pooled(shares: Mapping[str, float | None], queries: Mapping[str, int]) -> float | None:
+    """Per-collection shares (%) as one share of all their queries, so each query weighs the same."""
+    if not shares or any(v is None for v in shares.values()):
+        return None
+    total = sum(queries[name] for name in shares)
+    # a share is rounded to 0.01 %: the whole count of queries behind it comes back exactly below 10,000 queries
+    counted = sum(round(share * queries[name] / 100) for name, share in shares.items())
+    return _pct(counted / total) if total else None
 
 
 @dataclass
@@ -289,12 +319,12 @@ def run(plan: Plan, *, say: Say = log.info) -> dict:
             encoders_, retrieval_ = _baseline(name, bench, plan.sizes, say)
             encoders += encoders_
             retrieval += retrieval_
+    queries = {c.name: len(c.judged_queries()) for c in bench.collections}
     return {
         "sizes": asdict(plan.sizes),
-        "collections": {c.name: {"documents": len(c.documents), "queries": len(c.judged_queries())}
-                        for c in bench.collections},
+        "collections": {c.name: {"documents": len(c.documents), "queries": queries[c.name]} for c in bench.collections},
         "encoders": [_encoder_json(r) for r in encoders],
-        "retrieval": [_retrieval_json(r) for r in retrieval],
+        "retrieval": [r.to_json(queries) for r in retrieval],
         "product": [p.to_json() for p in products],
     }
 
@@ -360,7 +390,8 @@ def _probe(encode: Encode, sample: Sequence[str]) -> float:
 def _product_runs(method: str, bench: Benchmarks, files: dict[str, product.Files], work: Path, plan: Plan,
                   lexical: RetrievalRow, say: Say, allowance: Allowance) -> tuple[list[RetrievalRow], ProductRow]:
     """Index each collection with ``method`` via `quire index`, then query it in semantic and hybrid mode (and in
-    lexical mode with the first method that builds, since lexical ranking does not depend on the method)."""
+    lexical mode with the first method that builds, since lexical ranking does not depend on the method), each
+    query both as the default search shows it and ungated."""
     semantic, hybrid = RetrievalRow(method, "semantic"), RetrievalRow(method, "hybrid")
     prod = ProductRow(method)
     for collection in bench.collections:
@@ -375,32 +406,39 @@ def _product_runs(method: str, bench: Benchmarks, files: dict[str, product.Files
         wanted = [semantic, hybrid] + ([lexical] if name not in lexical.ndcg10 else [])
         if built is None:
             for row in (semantic, hybrid):
-                row.ndcg10[name] = row.recall100[name] = None
+                row.lack(name)
                 row.errors.append(f"{name}: no index ({prod.errors[-1] if prod.errors else 'failed'})")
             continue
         prod.sentences += built.sentences
         prod.index_seconds += built.index_seconds
         prod.index_bytes += built.bytes_on_disk
         prod.peak_rss_bytes = max(prod.peak_rss_bytes or 0, built.peak_rss_bytes or 0) or None
+        where = (name, built, files[name], queries, plan.timeout, say)
         for row in wanted:
-            rankings = _attempt(row.errors, f"search {name} {row.mode}", say, lambda r=row: product.search(
-                built, files[name], queries, r.mode, timeout=plan.timeout))
-            _score_into(row, collection, rankings)
+            shown, ungated = _search(row, product.Gate.SHOWN, *where), _search(row, product.Gate.ALL, *where)
+            _score_answers(row, collection, shown, ungated)
         timed = _attempt(prod.errors, f"latency {name}", say, lambda: product.latencies(
             built, list(queries.values()), "hybrid"))
         if timed is not None:
             prod.latencies += timed.tolist()
-        say(f"  {name}: {built.sentences:,} sentences; nDCG@10 semantic {semantic.ndcg10.get(name)} "
+        say(f"  {name}: {built.sentences:,} sentences; nDCG@10 shown: semantic {semantic.ndcg10.get(name)} "
             f"hybrid {hybrid.ndcg10.get(name)} lexical {lexical.ndcg10.get(name)}")
     return [semantic, hybrid], prod
+
+
+def _search(row: RetrievalRow, gate: product.Gate, name: str, built: product.Built, files: product.Files,
+            queries: dict[str, str], timeout: float, say: Say) -> product.Answers | None:
+    """``row``'s mode's answers on collection ``name`` via `quire search` (None, the failure recorded, on failure)."""
+    return _attempt(row.errors, f"search {name} {row.mode} ({gate.value})", say, lambda: product.search(
+        built, files, queries, row.mode, timeout=timeout, gate=gate))
 
 
 def _baseline(name: str, bench: Benchmarks, sizes: Sizes, say: Say) -> tuple[list[EncoderRow], list[RetrievalRow]]:
     if name == "bm25":
         row = RetrievalRow("BM25 (bm25s, whole documents)", "lexical")
         for c in bench.collections:
-            _score_into(row, c, _attempt(row.errors, f"BM25 {c.name}", say,
-                                         lambda c=c: baselines.bm25_rankings(c, c.judged_queries())))
+            _score_ranking(row, c, _attempt(row.errors, f"BM25 {c.name}", say,
+                                            lambda c=c: baselines.bm25_rankings(c, c.judged_queries())))
         return [], [row] if bench.collections else []
     if name == "model2vec":
         enc_row, encode, _ = _encoder_row("model2vec distill (PCA 256)", "baseline", lambda: (
@@ -409,19 +447,35 @@ def _baseline(name: str, bench: Benchmarks, sizes: Sizes, say: Say) -> tuple[lis
         for c in bench.collections:
             rankings = None if encode is None else _attempt(
                 row.errors, f"model2vec {c.name}", say, lambda c=c: baselines.dense_rankings(encode, c, c.judged_queries()))
-            _score_into(row, c, rankings)
+            _score_ranking(row, c, rankings)
         return [enc_row], [row] if bench.collections else []
     raise ConfigError(f"unknown baseline {name!r}; choose from bm25, model2vec")
 
 
-def _score_into(row: RetrievalRow, collection: Collection, rankings: dict[str, list[str]] | None) -> None:
-    """Mean nDCG@10 and Recall@100 over the collection's judged queries (None when the rankings failed)."""
+def _score_answers(row: RetrievalRow, collection: Collection, shown: product.Answers | None,
+                   ungated: product.Answers | None) -> None:
+    """Into ``row``: nDCG@10 and Recall@100 of what was shown, nDCG@10 of the ungated ranking, and the share of the
+    judged queries answered nothing relevant (None for each part whose search failed)."""
+    name, judged = collection.name, collection.judged_queries()
+    row.ndcg10[name], row.recall100[name] = _scores(collection, None if shown is None else shown.rankings)
+    row.ndcg10_all[name] = _scores(collection, None if ungated is None else ungated.rankings)[0]
+    row.nothing_relevant[name] = None if shown is None else _pct(
+        len(shown.nothing_relevant.intersection(judged)) / len(judged))
+
+
+def _score_ranking(row: RetrievalRow, collection: Collection, rankings: dict[str, list[str]] | None) -> None:
+    """Into a baseline's ``row``: it has no gate, so its one ranking is both what it shows and its ungated one."""
     name = collection.name
+    row.ndcg10[name], row.recall100[name] = _scores(collection, rankings)
+    row.ndcg10_all[name] = row.ndcg10[name]
+
+
+def _scores(collection: Collection, rankings: dict[str, list[str]] | None) -> tuple[float | None, float | None]:
+    """:func:`score` x100, or None twice when the rankings failed."""
     if rankings is None:
-        row.ndcg10[name] = row.recall100[name] = None
-        return
+        return None, None
     ndcg, recall = score(collection, rankings)
-    row.ndcg10[name], row.recall100[name] = _pct(ndcg), _pct(recall)
+    return _pct(ndcg), _pct(recall)
 
 
 def score(collection: Collection, rankings: dict[str, list[str]]) -> tuple[float, float]:
@@ -459,12 +513,6 @@ def _pct(value: float | None) -> float | None:
 
 def _encoder_json(row: EncoderRow) -> dict:
     return {**asdict(row), "status": status(row.errors)}
-
-
-def _retrieval_json(row: RetrievalRow) -> dict:
-    mean_ndcg, mean_recall = row.means()
-    return {**asdict(row), "mean_ndcg10": mean_ndcg, "mean_recall100": mean_recall,
-            "status": status(row.errors)}
 
 
 def run_and_report(plan: Plan, out: Path, *, say: Say = log.info) -> tuple[dict, Path, Path]:

@@ -3,16 +3,17 @@
 A run may be split by collection (in parallel on a machine with many cores, or one after another to fit a time
 limit); every part is measured by the same harness, so the rows join exactly. Encoder rows do not depend on the
 collection: the first part that measured a method supplies its row. Retrieval rows join their per-collection values
-and their means are recomputed (None while any collection lacks a value). A part's errors are kept unless a later
-part supplied every value that part lacked. Product rows pool latencies that only their own run saw, so they stay
-one per part, named with the part's collections.
+(each of ``RetrievalRow.METRICS`` from the first part that has it) and their means are recomputed (None while any
+collection lacks a value). A part's errors are kept unless a later part supplied every value that part lacked.
+Product rows pool latencies that only their own run saw, so they stay one per part, named with the part's
+collections.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.eval.harness import RetrievalRow, status
+from engine.eval.harness import RetrievalRow
 
 
 def merge(parts: Sequence[dict]) -> dict:
@@ -49,17 +50,19 @@ def _retrieval(parts: Sequence[dict]) -> list[dict]:
     for part in parts:
         for row in part["retrieval"]:
             into = merged.setdefault((row["system"], row["mode"]), RetrievalRow(row["system"], row["mode"]))
-            for name, value in row["ndcg10"].items():
-                if into.ndcg10.get(name) is None:
-                    into.ndcg10[name], into.recall100[name] = value, row["recall100"].get(name)
+            for metric, name, value in _figures(row):
+                if getattr(into, metric).get(name) is None:
+                    getattr(into, metric)[name] = value
     for part in parts:
         for row in part["retrieval"]:
-            lacked = [n for n, v in row["ndcg10"].items() if v is None]
-            if any(merged[row["system"], row["mode"]].ndcg10[n] is None for n in lacked):
-                merged[row["system"], row["mode"]].errors.extend(row["errors"])
-    out = []
-    for row in merged.values():
-        ndcg, recall = row.means()
-        out.append({"system": row.system, "mode": row.mode, "ndcg10": row.ndcg10, "recall100": row.recall100,
-                    "errors": row.errors, "mean_ndcg10": ndcg, "mean_recall100": recall, "status": status(row.errors)})
-    return out
+            into = merged[row["system"], row["mode"]]
+            if any(getattr(into, metric)[name] is None for metric, name, value in _figures(row) if value is None):
+                into.errors.extend(row["errors"])
+    queries = {name: c["queries"] for part in parts for name, c in part["collections"].items()}
+    return [row.to_json(queries) for row in merged.values()]
+
+
+def _figures(row: dict) -> list[tuple[str, str, float | None]]:
+    """(metric, collection, value) of every figure a results row holds (a run older than a metric, or a baseline's
+    row, lacks some)."""
+    return [(metric, name, value) for metric in RetrievalRow.METRICS for name, value in row.get(metric, {}).items()]

@@ -1,6 +1,7 @@
 """Retrieval through the real product: documents written as files, `quire index` and `quire search --queries` run as
 subprocesses, their JSON read back. The benchmark thereby measures what a user gets (readers, sentence splitting,
-storage, HNSW, FTS5, fusion), not a side path.
+storage, HNSW, FTS5, fusion, the relevance gate that cuts weak results), not a side path; the ungated ranking
+(``--all``) is read as well, as a diagnostic.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 
 import numpy as np
@@ -122,37 +124,58 @@ def build(files: Files, db: Path, method: str, *, timeout: float) -> Built:
                  run.peak_rss_bytes, size)
 
 
+class Gate(str, Enum):
+    """Which of a query's results a benchmark search reads."""
+
+    SHOWN = "shown"  # what `quire search` shows a person: weak results cut, "nothing relevant" when none is left
+    ALL = "all"  # `--all`: weak results kept and flagged, the whole ranking (a diagnostic of the ranking alone)
+
+
+@dataclass(frozen=True)
+class Answers:
+    """What one `quire search --queries` run returned: ranked doc ids per query (a result's duplicates, having the
+    same content, follow it), and the queries it answered with no result at all ("nothing relevant found", or an
+    error line for a query the engine refused)."""
+
+    rankings: dict[str, list[str]]
+    nothing_relevant: frozenset[str]
+
+
 def search(built: Built, files: Files, queries: dict[str, str], mode: str, *, timeout: float,
-           depth: int = DEPTH) -> dict[str, list[str]]:
-    """Ranked doc ids per query from one `quire search --queries FILE --all --no-explain` run (weak matches kept: a
-    ranking metric needs the whole ranking; explanations left out: a ranking metric reads none of them). A result's
-    duplicates (same content) follow it in the ranking."""
+           gate: Gate = Gate.SHOWN, depth: int = DEPTH) -> Answers:
+    """One `quire search --queries FILE -k DEPTH --no-explain --json` run over ``queries`` (explanations left out: a
+    ranking metric reads none of them). ``gate`` SHOWN reads what a user is shown (the relevance gate's weak results
+    cut); ALL adds ``--all`` for the ungated ranking."""
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", encoding="utf-8", delete=False) as handle:
         for qid, text in queries.items():
             handle.write(json.dumps({"id": qid, "text": text}) + "\n")
         path = Path(handle.name)
+    flags = ["--all"] if gate is Gate.ALL else []
     try:
         run = run_cli(["search", "--queries", str(path), "--db", str(built.db), "--mode", mode, "-k", str(depth),
-                       "--all", "--no-explain", "--json"], timeout=timeout)
+                       *flags, "--no-explain", "--json"], timeout=timeout)
     finally:
         path.unlink()
-    rankings: dict[str, list[str]] = {}
-    for line in run.stdout.splitlines():
-        if not line.strip():
-            continue
-        item = json.loads(line)
-        ranking: list[str] = []
-        for result in item["results"]:
-            for p in (result["path"], *result.get("duplicates", ())):
-                doc = files.ids.get(str(Path(p).resolve()))
-                if doc is None:
-                    raise BenchmarkError(f"search returned {p}, which is not a file of this collection")
-                ranking.append(doc)
-        rankings[str(item["id"])] = ranking[:depth]
+    rankings = {str(item["id"]): _ranking(item, files)[:depth]
+                for item in map(json.loads, filter(str.strip, run.stdout.splitlines()))}
     missing = set(queries) - set(rankings)
     if missing:
         raise BenchmarkError(f"`quire search --queries` returned no line for {len(missing)} queries")
-    return rankings
+    return Answers(rankings, frozenset(q for q, ranking in rankings.items() if not ranking))
+
+
+def _ranking(item: dict, files: Files) -> list[str]:
+    """The doc ids of one query's JSON line, each result followed by its duplicates."""
+    if "error" in item:
+        log.warning("query %s: %s", item["id"], item["error"])
+    ranking: list[str] = []
+    for result in item["results"]:
+        for p in (result["path"], *result.get("duplicates", ())):
+            doc = files.ids.get(str(Path(p).resolve()))
+            if doc is None:
+                raise BenchmarkError(f"search returned {p}, which is not a file of this collection")
+            ranking.append(doc)
+    return ranking
 
 
 def latencies(built: Built, queries: Sequence[str], mode: str, *, k: int = 10) -> np.ndarray:

@@ -11,8 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-_COLLECTION_COLUMNS = ("ndcg10", "recall100")
-
 
 def stamp(repo: Path) -> dict:
     """Date (UTC), CPU model and cores, GPU (if torch sees one), git commit (``+dirty`` with uncommitted changes)."""
@@ -92,11 +90,29 @@ def markdown(results: dict) -> str:
         lines += ["## Failures and skips", ""] + [f"- {name}: {error}" for name, error in failures] + [""]
     lines += [
         "STS-B: Spearman x100 of cosine vs gold. EvalRank: sentence level, pool mean-centred then L2-normalised, "
-        "cosine, positives in both directions, query excluded (Wang et al., 2022, Sec. 4). Retrieval: quire rows run "
-        "through `quire index` / `quire search --queries`; baseline rows rank whole documents. nDCG gains are 2^rel - 1.",
+        "cosine, positives in both directions, query excluded (Wang et al., 2022, Sec. 4). "
+        + (_GATED_METHOD if _gated(results["retrieval"]) else _UNGATED_METHOD) + " nDCG gains are 2^rel - 1.",
         "",
     ]
     return "\n".join(lines)
+
+
+_GATED_METHOD = (
+    "Retrieval: quire rows run through `quire index` / `quire search --queries -k 100`; the headline tables score "
+    "what the default search shows a user (results the relevance gate judged weak are cut; a query answered "
+    "\"nothing relevant\" has no results and scores 0), the diagnostic table the ungated ranking (`--all`). Baseline "
+    "rows rank whole documents and have no gate."
+)
+_UNGATED_METHOD = (
+    "Retrieval: quire rows run through `quire index` / `quire search --queries -k 100 --all` (the ungated ranking); "
+    "baseline rows rank whole documents."
+)
+
+
+def _gated(rows: list[dict]) -> bool:
+    """Whether retrieval rows score the default search apart from the ungated ranking (results written before that
+    have the ungated ranking's figures only)."""
+    return any(r.get("ndcg10_all") for r in rows)
 
 
 def _fmt(value, digits: int = 2, row: dict | None = None) -> str:
@@ -130,13 +146,43 @@ def _retrieval_tables(results: dict) -> list[str]:
     if not rows:
         return []
     names = list(results["collections"])
+    gated = _gated(rows)
+    shown = "default search (what a user gets, relevance gate included)" if gated else "ungated ranking (`--all`)"
     out = []
     for key, title in (("ndcg10", "nDCG@10"), ("recall100", "Recall@100")):
-        out += _table(f"Retrieval {title} x100", ["system", "mode", *names, "mean"],
-                      [[r["system"], r["mode"], *(_fmt(r[key].get(n), row=r) for n in names), _fmt(r[f"mean_{key}"], row=r)]
-                       for r in rows])
+        notes = _GATED_NOTE if gated and key == "ndcg10" else ()
+        out += _collection_table(f"Retrieval {title} x100: {shown}", names, rows, key, notes)
+    out += _collection_table("Retrieval nDCG@10 x100: ungated ranking (diagnostic)", names,
+                             [r for r in rows if r.get("ndcg10_all")], "ndcg10_all", _UNGATED_NOTE,
+                             mean="mean_ndcg10_all")
+    out += _collection_table("Queries answered nothing relevant (% of judged queries)", names,
+                             [r for r in rows if r.get("nothing_relevant")], "nothing_relevant", _NOTHING_NOTE,
+                             mean="nothing_relevant_overall", mean_header="all queries")
     sizes = ", ".join(f"{n} {c['documents']:,} docs / {c['queries']} queries" for n, c in results["collections"].items())
     return out + [f"Collections: {sizes}.", ""]
+
+
+_GATED_NOTE = (
+    "Each query as `quire search -k 100` answers it without `--all`: only the results the relevance gate did not "
+    "judge weak, so a query answered \"nothing relevant\" scores 0. Baselines have no gate: their whole ranking.",
+)
+_UNGATED_NOTE = (
+    "The same queries with `--all` (weak results kept): the ranking alone, which no user sees by default. The gap to "
+    "the default search is what the gate costs (or gains) in ranking quality; baselines repeat their figures.",
+)
+_NOTHING_NOTE = (
+    "Share of the judged queries (every one has a relevant document) for which the default search showed no result; "
+    "\"all queries\" pools the collections, each query weighing the same.",
+)
+
+
+def _collection_table(title: str, names: list[str], rows: list[dict], key: str, notes: tuple[str, ...] = (), *,
+                      mean: str | None = None, mean_header: str = "mean") -> list[str]:
+    """One row per system and mode: ``row[key]`` per collection, then ``row[mean]`` (default ``mean_<key>``)."""
+    mean = mean or f"mean_{key}"
+    return _table(title, ["system", "mode", *names, mean_header],
+                  [[r["system"], r["mode"], *(_fmt(r[key].get(n), row=r) for n in names), _fmt(r.get(mean), row=r)]
+                   for r in rows], notes)
 
 
 def _product_table(rows: list[dict]) -> list[str]:
