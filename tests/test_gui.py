@@ -218,15 +218,45 @@ def test_keyboard_navigation_open_copy_clear(qtbot, window, corpus, opened):
     assert window.search_box.text() == "" and window.model.rowCount() == 0
 
 
-def test_more_like_this_searches_with_the_passage(qtbot, window, corpus):
+def test_ctrl_m_finds_other_documents_like_the_selected_passage(qtbot, window, corpus):
     drop(window, [corpus])
     wait_indexed(qtbot, window)
-    type_query(qtbot, window, "booking a doctor")
-    passage = window.current_result().sentence
+    type_query(qtbot, window, "porpoises hunting with echolocation")
+    source = window.current_result()
+    assert source.path.endswith("porpoise.md")
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    searched = []  # the thread that searched: never the GUI thread
+    window.controller._searcher.answered.connect(lambda *_: searched.append(QThread.currentThread().objectName()),
+                                                 Qt.ConnectionType.DirectConnection)
+    window.results.setFocus()  # as after clicking the result
     with qtbot.waitSignal(window.results_shown, timeout=10_000) as blocker:
-        window.more_like_action.trigger()
-    assert blocker.args[0].query == passage
-    assert window.current_result().path.endswith("appointments.txt")
+        qtbot.keyClick(window.results, Qt.Key.Key_M, Qt.KeyboardModifier.ControlModifier)
+    response = blocker.args[0]
+    assert searched == ["quire-search"]
+    assert response.query == source.sentence  # that passage, read from the index
+    paths = [r.path for r in response.results]
+    assert len(paths) >= 2 and source.path not in paths  # other documents, never the one it came from
+    assert window.model.rowCount() == len(paths) and window.current_result().path == paths[0]
+    assert window.like_chip.isVisible() and window.like_chip.text().startswith("Like: a passage of porpoise.md")
+    assert source.sentence in window.like_chip.toolTip()
+    assert window.search_box.text() == "" and window.search_box.hasFocus()
+
+    # a mode change reruns it like the same passage
+    with qtbot.waitSignal(window.results_shown, timeout=10_000) as blocker:
+        window.mode_box.setCurrentIndex(window.mode_box.findData("semantic"))
+    assert blocker.args[0].query == source.sentence and blocker.args[0].mode.value == "semantic"
+    assert source.path not in [r.path for r in blocker.args[0].results] and window.like_chip.isVisible()
+
+    # Esc clears the chip and the results; Ctrl+M again (from the search field) and then typing replaces it
+    qtbot.keyClick(window.search_box, Qt.Key.Key_Escape)
+    assert not window.like_chip.isVisible() and window.model.rowCount() == 0
+    type_query(qtbot, window, "porpoises hunting with echolocation")
+    with qtbot.waitSignal(window.results_shown, timeout=10_000):
+        qtbot.keyClick(window.search_box, Qt.Key.Key_M, Qt.KeyboardModifier.ControlModifier)
+    assert window.like_chip.isVisible()
+    type_query(qtbot, window, "spaghetti")
+    assert not window.like_chip.isVisible() and window.current_result().path.endswith("pasta.html")
 
 
 def test_stale_answers_are_dropped(qtbot, window, corpus):

@@ -24,6 +24,7 @@ from app.gui.workers import (
     FileReader,
     Generations,
     IndexWorker,
+    PassageQuery,
     QueryRequest,
     SearchWorker,
     start_thread,
@@ -63,6 +64,7 @@ class Controller(QObject):
     # to the workers (queued: they run on the workers' threads)
     _load = Signal()
     _search = Signal(object)
+    _search_like = Signal(object)
     _status = Signal(bool)
     _reload = Signal()
     _add = Signal(object)
@@ -97,6 +99,7 @@ class Controller(QObject):
         self._reader = FileReader(self.generations)
         self._load.connect(self._searcher.load)
         self._search.connect(self._searcher.search)
+        self._search_like.connect(self._searcher.search_like)
         self._status.connect(self._searcher.status)
         self._reload.connect(self._searcher.reload)
         self._close.connect(self._searcher.close)
@@ -149,6 +152,15 @@ class Controller(QObject):
         mode = mode or self.settings.get(S.SEARCH_MODE)
         self._query_file.emit(FileQuery(generation, str(Path(path).resolve()), mode, self.settings.get(S.RESULTS_K),
                                         include_weak=include_weak))
+        return generation
+
+    def search_like(self, path: str, ordinal: int, mode: str | None = None, *, include_weak: bool = False) -> int:
+        """"More like this" with a result's passage: documents like sentence ``ordinal`` of the indexed file
+        ``path``, that file left out; returns the generation."""
+        generation = self.generations.next()
+        mode = mode or self.settings.get(S.SEARCH_MODE)
+        self._search_like.emit(PassageQuery(generation, path, ordinal, mode, self.settings.get(S.RESULTS_K),
+                                            include_weak=include_weak))
         return generation
 
     def explain(self, generation: int, query: str, rows: list[int], results: list) -> None:

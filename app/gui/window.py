@@ -6,6 +6,7 @@ Widgets only display and forward: every engine call goes through :class:`app.gui
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -67,6 +68,25 @@ def _missing_text(words: tuple[str, ...], shown: int = 5) -> str:
     return f"{quoted}{more} {'is' if len(words) == 1 else 'are'} in none of your documents"
 
 
+@dataclass(frozen=True)
+class LikeTarget:
+    """What the "more like this" search on screen is like: a file dropped on the search field, or (``ordinal`` set)
+    the passage of an indexed file that Ctrl+M was pressed on (``page`` and ``sentence`` only say which, on the chip)."""
+
+    path: str
+    ordinal: int | None = None
+    page: int | None = None
+    sentence: str = ""
+
+    @property
+    def label(self) -> str:
+        """"whales.txt", or "a passage of tides.pdf, p. 2"."""
+        name = Path(self.path).name
+        if self.ordinal is None:
+            return name
+        return f"a passage of {name}" + (f", p. {self.page}" if self.page else "")
+
+
 def progress_text(p: Progress) -> str:
     """"reading 12 / 40 files · 1,234 sentences · about 5 s left"."""
     files = f"{p.files_done:,} / {p.files_total:,} {p.unit}" if p.files_total else "looking for files"
@@ -87,7 +107,7 @@ class MainWindow(QMainWindow):
         self.controller = Controller(index_dir, self.settings, self)
         self.watcher = FolderWatcher(self)
         self._last_query = ""
-        self._like: str | None = None  # the file of a "more like this file" search
+        self._like: LikeTarget | None = None  # what the "more like this" search on screen is like
         self._shown = 0  # generation of the answer on screen
         self._status = None
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
@@ -121,7 +141,7 @@ class MainWindow(QMainWindow):
         add_button.setToolTip("Index a folder (Ctrl+O); you can also drop folders or files on the window")
         add_button.clicked.connect(self.add_folder_dialog)
         self.like_chip = QToolButton()
-        self.like_chip.setAccessibleName("More like this file")
+        self.like_chip.setAccessibleName("More like this")
         self.like_chip.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         self.like_chip.setVisible(False)
         top = QHBoxLayout()
@@ -312,24 +332,43 @@ class MainWindow(QMainWindow):
         """Rerun the query on screen (the mode changed, indexing brought new content, or the weak matches were
         asked for)."""
         if self._like is not None:
-            self.controller.search_file(self._like, self.mode_box.currentData(), include_weak=include_weak)
+            self._search_like(include_weak=include_weak)
         elif self.search_box.text().strip():
             self._search_now(include_weak=include_weak)
 
+    def _search_like(self, *, include_weak: bool = False) -> None:
+        like, mode = self._like, self.mode_box.currentData()
+        if like.ordinal is None:
+            self.controller.search_file(like.path, mode, include_weak=include_weak)
+        else:
+            self.controller.search_like(like.path, like.ordinal, mode, include_weak=include_weak)
+
     def search_like_file(self, path: str) -> None:
         """More like this with a file (dropped on the search field): its sentences are the query."""
-        self.search_box.clear()
-        self._set_like(path)
-        self._show_empty(f"Reading {Path(path).name}…")
-        self.search_box.setFocus()
-        self.controller.search_file(path, self.mode_box.currentData())
+        self._start_like(LikeTarget(path), f"Reading {Path(path).name}…")
 
-    def _set_like(self, path: str | None) -> None:
-        self._like = path
-        self.like_chip.setVisible(path is not None)
-        if path is not None:
-            self.like_chip.setText(f"Like: {Path(path).name}  ✕")
-            self.like_chip.setToolTip(f"Documents like {path}\nEsc or click to clear")
+    def more_like_this(self) -> None:
+        """Ctrl+M: the documents like the selected result's passage, other than its own (the engine reads the passage
+        from the index by its sentence number)."""
+        result = self.current_result()
+        if result is not None:
+            like = LikeTarget(result.path, result.ordinal, result.page, result.sentence)
+            self._start_like(like, f"Looking for documents like {like.label}…")
+
+    def _start_like(self, like: LikeTarget, waiting: str) -> None:
+        self.search_box.clear()
+        self._set_like(like)
+        self._show_empty(waiting)
+        self.search_box.setFocus()  # where Esc clears it and typing replaces it
+        self._search_like()
+
+    def _set_like(self, like: LikeTarget | None) -> None:
+        self._like = like
+        self.like_chip.setVisible(like is not None)
+        if like is not None:
+            self.like_chip.setText(f"Like: {like.label}  ✕")
+            what = f"this passage of {like.path}:\n“{like.sentence}”" if like.ordinal is not None else like.path
+            self.like_chip.setToolTip(f"Documents like {what}\nEsc or click to clear")
 
     def _on_answer(self, generation: int, response: SearchResponse) -> None:
         self.banner.setVisible(False)
@@ -342,7 +381,7 @@ class MainWindow(QMainWindow):
             self.results.setCurrentIndex(self.model.index(0))
             self._explain_timer.start()
         else:
-            wanted = f"like {Path(self._like).name}" if self._like else f"for “{response.query}”"
+            wanted = f"like {self._like.label}" if self._like else f"for “{response.query}”"
             said = f"\n{missing}." if missing else ""
             self._show_empty(f"Nothing relevant found {wanted}.{said}\nTry other words, or switch the search mode.",
                              weak_hidden=response.weak_hidden)
@@ -427,13 +466,6 @@ class MainWindow(QMainWindow):
         if result is not None:
             QGuiApplication.clipboard().setText(result.sentence)
             self.statusBar().showMessage("Passage copied", 2000)
-
-    def more_like_this(self) -> None:
-        """Search with the selected result's passage."""
-        result = self.current_result()
-        if result is not None:
-            self.search_box.setText(result.sentence)
-            self._search_now()
 
     def _context_menu(self, pos) -> None:
         if self.current_result() is None:

@@ -1,6 +1,6 @@
-"""The threads that drive the engine: one relays an indexing process, one answers queries, so a query never waits
-behind indexing; one explains the results on screen and one reads files dropped for "more like this", so neither
-delays the next query.
+"""The threads that drive the engine: one relays an indexing process, one answers queries (typed, or "more like this"
+passage of a result), so a query never waits behind indexing; one explains the results on screen and one reads
+files dropped for "more like this", so neither delays the next query.
 
 Each worker holds its own :class:`engine.Index` (its own SQLite connection; WAL lets the readers see committed
 batches while the indexing process writes). Requests go in and results come out through queued signals, so no
@@ -14,6 +14,7 @@ longer than showing the window, and the window must take input at once.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,7 +25,7 @@ from app.gui.errors import describe
 from app.gui.index_process import ChildFailed, IndexProcess, IndexRequest, RemoveRequest
 
 if TYPE_CHECKING:
-    from engine import Index, SearchResult
+    from engine import Index, SearchResponse, SearchResult
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +56,19 @@ class FileQuery:
 
     generation: int
     path: str
+    mode: str
+    k: int
+    include_weak: bool = False
+
+
+@dataclass(frozen=True)
+class PassageQuery:
+    """"More like this" with a result's passage: documents like sentence ``ordinal`` (0-based, as results carry it)
+    of the indexed file ``path``, found by ``Index.search_like`` from the stored sentence; the file is left out."""
+
+    generation: int
+    path: str
+    ordinal: int
     mode: str
     k: int
     include_weak: bool = False
@@ -113,22 +127,35 @@ class SearchWorker(_IndexReader):
     @Slot(object)
     def search(self, request: QueryRequest) -> None:
         """Run ``request`` unless a newer one was already submitted (typing faster than searches finish)."""
+        # ranking only: facet chips and context cost more than the ranking itself, so the window asks for them
+        # (ExplainWorker) for the rows on screen once the list is up
+        self._answer(request.generation, lambda index: index.search(
+            request.text, k=request.k, mode=request.mode, include_weak=request.include_weak, explain=False,
+            exclude=(request.exclude,) if request.exclude else ()))
+
+    @Slot(object)
+    def search_like(self, request: PassageQuery) -> None:
+        """Documents like a result's passage (Ctrl+M), unless a newer query was already submitted."""
+        from engine.search.like import LikeSource
+
+        self._answer(request.generation, lambda index: index.search_like(
+            LikeSource(request.path, sentence=request.ordinal), k=request.k, mode=request.mode,
+            include_weak=request.include_weak, explain=False))
+
+    def _answer(self, generation: int, ask: Callable[[Index], SearchResponse]) -> None:
+        """Emit what ``ask`` returns for the index, or a readable message; nothing when ``generation`` is stale."""
         from engine.errors import IndexNotFoundError
 
-        if request.generation < self.latest.current:
+        if generation < self.latest.current:
             return
         try:
-            # ranking only: facet chips and context cost more than the ranking itself, so the window asks for them
-            # (ExplainWorker) for the rows on screen once the list is up
-            response = self._open().search(request.text, k=request.k, mode=request.mode,
-                                           include_weak=request.include_weak, explain=False,
-                                           exclude=(request.exclude,) if request.exclude else ())
+            response = ask(self._open())
         except IndexNotFoundError:
-            self.failed.emit(request.generation, "nothing is indexed yet: drop a folder here or press Ctrl+O")
+            self.failed.emit(generation, "nothing is indexed yet: drop a folder here or press Ctrl+O")
         except Exception as e:  # noqa: BLE001 - every failure becomes a message in the window
-            self.failed.emit(request.generation, describe(e))
+            self.failed.emit(generation, describe(e))
         else:
-            self.answered.emit(request.generation, response)
+            self.answered.emit(generation, response)
 
     @Slot(bool)
     def status(self, files: bool) -> None:
