@@ -1,8 +1,8 @@
 """Does the relevance gate answer what it can and say "nothing relevant" to what it cannot?
 
 The collection is built from STS-B: one sentence of each near-paraphrase pair (gold >= 4) is a document and the other
-its query, kept only where the two share at most half of the query's content words, so that finding the document
-takes meaning and not word matching; both sentences of unrelated pairs (gold <= 1) are more documents. Off-topic
+its query, kept only where at most half of the pair's content words (those of either sentence) are in both, so that
+finding the document takes meaning and not word matching; both sentences of unrelated pairs (gold <= 1) are more documents. Off-topic
 queries come from the classic retrieval collections (aeronautics, medicine, library science): nothing in a collection
 of captions, headlines and forum answers answers them. Scores compare what `quire search` shows (weak results cut)
 with the ungated ranking (``--all``) of the same index.
@@ -66,9 +66,12 @@ def content_stems(text: str) -> frozenset[str]:
 
 
 def shared(query: str, document: str) -> float:
-    """The share of the query's content words that the document also has (0 when the query has none)."""
-    stems = content_stems(query)
-    return len(stems & content_stems(document)) / len(stems) if stems else 0.0
+    """The share of the pair's content words that both sentences have (Jaccard; 0 when neither has any).
+
+    Symmetric in the two sentences, so which side becomes the query does not change what is kept; on STS-B dev it
+    keeps about 90 queries where the share of the query's words keeps 38, too few to tell a 2-point difference."""
+    stems, other = content_stems(query), content_stems(document)
+    return len(stems & other) / len(stems | other) if stems | other else 0.0
 
 
 def _key(text: str) -> str:
