@@ -7,7 +7,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -16,12 +16,13 @@ from filelock import FileLock, Timeout
 from engine import embed
 from engine.blas import one_blas_thread
 from engine.config import IndexConfig, default_index_dir
+from engine.embed import context
 from engine.embed.base import Embedder
 from engine.embed.centre import CentredEmbedder, centre_rows, collection_mean, wants_centring
 from engine.embed.static import StaticEmbedder
 from engine.errors import Cancelled, ConfigError, IndexNotFoundError, MethodMismatchError, QuireError
 from engine.facets.service import FacetWriter, load_space
-from engine.ingest.extract import Extracted
+from engine.ingest.extract import Extracted, sentence_hash
 from engine.ingest.pool import default_workers, extract_all
 from engine.ingest.prepare import StaticPreparer
 from engine.ingest.walk import IgnoreRules, walk
@@ -29,7 +30,7 @@ from engine.search.calibration import Calibration, calibrate
 from engine.search.like import LikeSource, like_query
 from engine.search.results import Mode, SearchResponse, SearchResult
 from engine.search.searcher import Searcher
-from engine.store.database import DB_NAME, Store
+from engine.store.database import DB_NAME, NewDocument, SentenceRecord, Store
 from engine.store.vectors import VectorIndex
 
 log = logging.getLogger(__name__)
@@ -162,9 +163,9 @@ class Index:
 
     def _record_method(self, embedder: Embedder) -> None:
         self.store.set_meta("method", embedder.name)
-        self.store.set_meta("fingerprint", embedder.fingerprint)
+        self.store.set_meta("fingerprint", context.fingerprint(embedder))
         self.store.set_meta("dim", embedder.dim)
-        self.store.set_meta(f"fingerprint:{embedder.name}", embedder.fingerprint)
+        self.store.set_meta(f"fingerprint:{embedder.name}", context.fingerprint(embedder))
 
     def _embedder(self, method: str | None = None) -> Embedder:
         embedder = embed.load(method or self.method)
@@ -186,18 +187,20 @@ class Index:
         return CentredEmbedder(embedder, mean), centre_rows(vectors, mean)
 
     def _vector_index(self, embedder: Embedder) -> VectorIndex:
-        key = f"{embedder.name}:{embedder.fingerprint}"
+        # the graph holds the stored vectors: it is named by the fingerprint they were made under (model and rule)
+        fingerprint = context.fingerprint(embedder)
+        key = f"{embedder.name}:{fingerprint}"
         if key not in self._vectors:
-            index = VectorIndex(self.folder, embedder.name, embedder.fingerprint, embedder.dim)
+            index = VectorIndex(self.folder, embedder.name, fingerprint, embedder.dim)
             index.open(self.store)
             self._vectors[key] = index
         return self._vectors[key]
 
     def _check_current(self, embedder: Embedder) -> None:
-        if embedder.fingerprint != self.store.get_meta("fingerprint"):
+        if context.fingerprint(embedder) != self.store.get_meta("fingerprint"):
             raise MethodMismatchError(
-                f"the index's {self.method} vectors were made by another version of the model "
-                f"({self.store.get_meta('fingerprint')}, installed: {embedder.fingerprint}); "
+                f"the index's {self.method} vectors were made by another version of the model or of quire "
+                f"({self.store.get_meta('fingerprint')}, this one makes {context.fingerprint(embedder)}); "
                 f"run `quire index --method {self.method}` to re-embed"
             )
 
@@ -221,7 +224,9 @@ class Index:
                 if method and method != self.method:
                     self.reembed(method, progress=progress, cancel=cancel, _locked=True)
                 embedder = self._embedder()
-                if embedder.fingerprint != self.store.get_meta("fingerprint"):
+                if context.fingerprint(embedder) != self.store.get_meta("fingerprint"):
+                    log.info("the index's %s vectors were made as %s, this quire makes %s: re-embedding them",
+                             self.method, self.store.get_meta("fingerprint"), context.fingerprint(embedder))
                     self.reembed(self.method, progress=progress, cancel=cancel, _locked=True)
                 roots = [str(Path(os.path.abspath(p))) for p in paths] or self.store.roots()
                 if not roots:
@@ -271,21 +276,31 @@ class Index:
             self._lock.acquire(timeout=30)
         try:
             embedder = self._embedder(method)
-            if embedder.fingerprint != self.store.get_meta(f"fingerprint:{method}"):
-                self.store.drop_vectors(method)  # vectors of an older model version are useless
+            if context.fingerprint(embedder) != self.store.get_meta(f"fingerprint:{method}"):
+                # vectors of an older model version, or made under another rule (engine.embed.context), are useless
+                self.store.drop_vectors(method)
                 with self.store.db.atomic():
-                    self.store.set_meta(f"fingerprint:{method}", embedder.fingerprint)
+                    self.store.set_meta(f"fingerprint:{method}", context.fingerprint(embedder))
                     self.store.set_meta(_centre_key(method), None)  # the next first batch sets it again
                 embedder = self._embedder(method)
             total = self.store.sentence_count()
             done = len(self.store.vector_ids(method))
-            for batch in self.store.iter_sentences(self.config.batch_sentences, without_vectors_for=method):
+            # whole documents at a time: a short line is embedded with its neighbours (engine.embed.context)
+            for part in self.store.iter_documents(self.config.batch_sentences, without_vectors_for=method):
                 if cancel is not None and cancel.is_set():
                     raise Cancelled(f"re-embedding with {method} paused at {done:,} of {total:,} sentences")
-                ids = np.array([r[0] for r in batch], dtype=np.int64)
-                embedder, vectors = self._centre_first_batch(embedder, embedder.encode([r[1] for r in batch]))
-                self.store.add_vectors(method, ids, vectors)
-                done += len(batch)
+                vectors, made = context.encode(embedder, part.texts, part.doc_sizes)
+                embedder, vectors = self._centre_first_batch(embedder, vectors)
+                # a short line carries its source's hash (_carrying_hashes); the hash it may carry already is
+                # replaced by its own text's first. Before the vectors: a batch stopped in between is done again.
+                own, short = part.hashes.copy(), np.flatnonzero(context.is_short(made.words))
+                own[short] = [sentence_hash(part.texts[i]) for i in short.tolist()]
+                carried = own[made.sources()]
+                changed = carried != part.hashes
+                if changed.any():
+                    self.store.set_sentence_hashes(part.ids[changed], carried[changed])
+                self.store.add_vectors(method, part.ids[part.missing], vectors[part.missing])
+                done += int(part.missing.sum())
                 if progress:
                     progress(Progress("embedding", done, total, done, current=f"re-embedding with {method}",
                                       unit="sentences"))
@@ -398,6 +413,27 @@ def _joined(parts: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray,
     offsets = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     return np.concatenate([flat for flat, _ in parts]), offsets
+
+
+def _carrying_hashes(docs: list[NewDocument], made: context.Spans) -> list[NewDocument]:
+    """``docs`` with each short line's hash replaced by that of the sentence its vector mostly stands for
+    (:meth:`engine.embed.context.Spans.sources`): boilerplate is counted, and the relevance calibration leaves out
+    copies, by what a vector says, so a heading above a repeated footer is boilerplate as the footer is."""
+    hashes = np.fromiter((s.hash for d in docs for s in d.sentences), dtype=np.int64)
+    carried = hashes[made.sources()]
+    changed = np.flatnonzero(carried != hashes)
+    if not changed.size:
+        return docs
+    starts = np.cumsum([0, *(len(d.sentences) for d in docs)])
+    records: dict[int, list] = {}
+    for k, i in zip(changed.tolist(), (np.searchsorted(starts, changed, side="right") - 1).tolist()):
+        sentences = records.setdefault(i, list(docs[i].sentences))
+        s = sentences[k - starts[i]]  # not dataclasses.replace: a third of the time, on the indexer's thread
+        sentences[k - starts[i]] = SentenceRecord(s.text, s.start, s.end, s.page, int(carried[k]))
+    out = list(docs)
+    for i, sentences in records.items():
+        out[i] = replace(docs[i], sentences=tuple(sentences))
+    return out
 
 
 class _Run:
@@ -519,11 +555,14 @@ class _Run:
         docs = [o.document for o in outcomes]
         self._report("embedding", docs[-1].path)
         words = [o.words for o in outcomes]
+        # a short line is embedded with the sentences after it (engine.embed.context, docs/decisions/0001)
+        sizes = [len(d.sentences) for d in docs]
         if self._preparer is not None and self._preparer.embedder is self.embedder and None not in words:
-            vectors = self.embedder.embed_ids(*_joined(words))  # the readers tokenised
+            vectors, made = context.embed_ids(self.embedder, *_joined(words), sizes)  # the readers tokenised
         else:
-            vectors = self.embedder.encode([s.text for d in docs for s in d.sentences])
+            vectors, made = context.encode(self.embedder, [s.text for d in docs for s in d.sentences], sizes)
             self.embedder, vectors = self.index._centre_first_batch(self.embedder, vectors)
+        docs = _carrying_hashes(docs, made)
         removed, new_ids = self.store.write_documents(docs, vectors, self.embedder.name)
         self._remove_vectors(removed)
         # the graph grows (and is saved, now and then) while the next batch is read and written

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -59,6 +61,15 @@ def corpus(tmp_path: Path) -> Path:
 def index_dir(tmp_path: Path) -> Path:
     """Where a test's index lives."""
     return tmp_path / "index"
+
+
+def embedded_as_indexed(embedder, rows) -> np.ndarray:
+    """What an index stores for whole documents' sentences, ``rows`` of (document id, text) in document order: a
+    short line is embedded with its neighbours (engine.embed.context), so not every vector is its own text's."""
+    from engine.embed import context
+
+    sizes = [len(list(run)) for _, run in itertools.groupby(doc for doc, _ in rows)]
+    return context.encode(embedder, [text for _, text in rows], sizes)[0]
 
 
 def index_and_search(method: str, corpus: Path, db: Path, query: str) -> dict:

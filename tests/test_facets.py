@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+from conftest import embedded_as_indexed
 
 from engine import embed
 from engine.facets.explain import Explainer
@@ -196,7 +197,8 @@ def test_indexing_tokenises_once_yet_stores_what_separate_passes_give(corpus, in
         _, stored = index.store.vectors("static", ids)
         stored_facets = index.store.facets(ids)
     embedder = SPACE.embedder
-    np.testing.assert_array_equal(stored, embedder.encode(texts).astype(VECTOR_DTYPE).astype(np.float32))
+    expected = embedded_as_indexed(embedder, [(r[1], r[2]) for r in rows])
+    np.testing.assert_array_equal(stored, expected.astype(VECTOR_DTYPE).astype(np.float32))
     np.testing.assert_array_equal(embedder.embed_ids(*SPACE.ids(texts)), embedder.encode(texts))
     assert [stored_facets[i] for i in ids] == packed_document_facets(SPACE, texts, [r[1] for r in rows])
     alone = document_facets(SPACE, texts, [r[1] for r in rows])

@@ -15,7 +15,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 
-from conftest import CORPUS, index_and_search  # noqa: E402
+from conftest import CORPUS, embedded_as_indexed, index_and_search  # noqa: E402
 
 from engine.embed.neural import NeuralEmbedder  # noqa: E402
 from engine.embed.neural_inputs import BLUEPRINTS, blueprint_masks, masked_positions, token_chunks  # noqa: E402
@@ -218,7 +218,8 @@ def test_an_index_centres_neural_vectors_on_the_first_batch_it_embeds(tiny_bert,
         rows = index.store.sentences_by_id(ids.tolist())
         texts = [rows[int(i)]["text"] for i in ids]
         mean = np.asarray(index.store.get_meta("centre:neural"), dtype=np.float32)
-        raw = NeuralEmbedder(tiny_bert, device="cpu").encode(texts)
+        raw = embedded_as_indexed(NeuralEmbedder(tiny_bert, device="cpu"), [(rows[int(i)]["doc_id"], t)
+                                                                            for i, t in zip(ids, texts)])
         assert len(texts) >= 32 and np.linalg.norm(mean) > 0.1
         assert np.allclose(mean, raw.mean(axis=0), atol=1e-4)
         assert np.allclose(stored, centre_rows(raw, mean), atol=1e-4)
@@ -261,8 +262,8 @@ def test_switching_an_index_to_neural_centres_what_it_re_embeds(tiny_bert, tmp_p
         index.reembed("neural")
         ids, stored = index.store.vectors("neural")
         rows = index.store.sentences_by_id(ids.tolist())
-        texts = [rows[int(i)]["text"] for i in ids]
-        raw = NeuralEmbedder(tiny_bert, device="cpu").encode(texts)
+        raw = embedded_as_indexed(NeuralEmbedder(tiny_bert, device="cpu"), [(rows[int(i)]["doc_id"], rows[int(i)]["text"])
+                                                                            for i in ids])
         assert index.method == "neural"
         assert np.allclose(stored, centre_rows(raw, raw.mean(axis=0)), atol=1e-4)
 
@@ -287,6 +288,7 @@ def test_an_index_re_embedded_for_a_newer_model_keeps_one_centre_for_old_and_new
         index.add([old, new])
         ids, stored = index.store.vectors("neural")
         rows = index.store.sentences_by_id(ids.tolist())
-        raw = NeuralEmbedder(tiny_bert, device="cpu").encode([rows[int(i)]["text"] for i in ids])
+        raw = embedded_as_indexed(NeuralEmbedder(tiny_bert, device="cpu"), [(rows[int(i)]["doc_id"], rows[int(i)]["text"])
+                                                                            for i in ids])
         mean = np.asarray(index.store.get_meta("centre:neural"), dtype=np.float32)
         assert np.allclose(stored, centre_rows(raw, mean), atol=1e-4)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pickle
 
 import numpy as np
+from conftest import embedded_as_indexed
 
 from engine.config import IndexConfig
 from engine.facets.extract import packed_document_facets
@@ -70,13 +71,13 @@ def test_documents_whose_preparation_fails_are_indexed_all_the_same(corpus, inde
     monkeypatch.setattr(StaticPreparer, "__call__", broken)
     with Index(index_dir, config=IndexConfig(workers=0)) as index:
         report = index.add([corpus])
-        rows = index.store.db.execute("SELECT id, text FROM sentences ORDER BY id").fetchall()
+        rows = index.store.db.execute("SELECT id, doc_id, text FROM sentences ORDER BY id").fetchall()
         _, stored = index.store.vectors("static", [r[0] for r in rows])
         assert index.store.db.execute("SELECT count(*) FROM facets").fetchone()[0] == 0
         found = index.search("book hospital appointments by text message", k=3)
     assert report.sentences == len(rows) > 0 and not report.issues
     assert "preparing" in caplog.text
-    expected = load_space().embedder.encode([r[1] for r in rows])
+    expected = embedded_as_indexed(load_space().embedder, [(r[1], r[2]) for r in rows])
     np.testing.assert_array_equal(stored, expected.astype(VECTOR_DTYPE).astype(np.float32))
     assert found.results[0].facets  # computed when asked for, as for sentences indexed without facets
 

@@ -60,6 +60,19 @@ class NewDocument:
     passages: tuple[tuple[int, int], ...]
 
 
+@dataclass(frozen=True)
+class StoredSentences:
+    """Whole documents' sentences as stored: documents in id order, each one's sentences in order, so that a sentence
+    can be embedded with its neighbours (engine.embed.context). ``missing`` marks the sentences without a vector of
+    the method asked about."""
+
+    ids: np.ndarray  # int64 sentence ids
+    texts: list[str]
+    hashes: np.ndarray  # int64, as stored
+    doc_sizes: np.ndarray  # sentences per document, in order
+    missing: np.ndarray  # bool, one per sentence
+
+
 # Opening waits this long for another connection's schema set-up (a migration of a large index takes seconds).
 SCHEMA_LOCK_SECONDS = 120
 
@@ -370,21 +383,43 @@ class Store:
         """Every sentence row of one document, in order (what "more like this" picks its query from)."""
         return self._dicts("SELECT * FROM sentences WHERE doc_id = ? ORDER BY ordinal", [doc_id])
 
-    def iter_sentences(self, batch: int = 10_000, *, without_vectors_for: str | None = None) -> Iterator[list[tuple[int, str]]]:
-        """(id, text) batches in id order; with ``without_vectors_for``, only sentences that method has not embedded."""
-        last = 0
-        where = ""
+    def iter_documents(self, batch: int = 10_000, *, without_vectors_for: str | None = None) -> Iterator[StoredSentences]:
+        """Sentences of whole documents, about ``batch`` at a time (a batch ends where a document does, so one longer
+        than ``batch`` comes whole); with ``without_vectors_for``, only batches holding a sentence that method has
+        not embedded. Re-embedding reads this: a sentence's vector may take in its neighbours' words."""
+        missing, join = "1", ""
         if without_vectors_for:
             table = schema.create_vector_table(self.db, without_vectors_for)
-            where = f"AND id NOT IN (SELECT sentence_id FROM [{table}])"
+            missing, join = "v.sentence_id IS NULL", f"LEFT JOIN [{table}] v ON v.sentence_id = s.id"
+        select = f"SELECT s.id, s.doc_id, s.ordinal, s.text, {missing}, s.hash FROM sentences s {join}"
+        last = -1
         while True:
             rows = self.db.execute(
-                f"SELECT id, text FROM sentences WHERE id > ? {where} ORDER BY id LIMIT ?", [last, batch]
+                f"{select} WHERE s.doc_id > ? ORDER BY s.doc_id, s.ordinal LIMIT ?", [last, batch]
             ).fetchall()
             if not rows:
                 return
-            yield rows
-            last = rows[-1][0]
+            last = rows[-1][1]
+            if len(rows) == batch:  # the last document may go on past the limit
+                rows += self.db.execute(
+                    f"{select} WHERE s.doc_id = ? AND s.ordinal > ? ORDER BY s.ordinal", [last, rows[-1][2]]
+                ).fetchall()
+            flags = np.fromiter((bool(r[4]) for r in rows), dtype=bool, count=len(rows))
+            if not flags.any():
+                continue
+            docs = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
+            starts = np.flatnonzero(np.r_[True, docs[1:] != docs[:-1]])
+            yield StoredSentences(
+                ids=np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)),
+                texts=[r[3] for r in rows], hashes=np.fromiter((r[5] for r in rows), dtype=np.int64, count=len(rows)),
+                doc_sizes=np.diff(np.r_[starts, len(rows)]), missing=flags,
+            )
+
+    def set_sentence_hashes(self, ids: np.ndarray, hashes: np.ndarray) -> None:
+        """Give sentences other hashes (a short line carries the hash of the sentence its vector stands for,
+        engine.embed.context)."""
+        with self.db.atomic():
+            self.db.conn.executemany("UPDATE sentences SET hash = ? WHERE id = ?", zip(hashes.tolist(), ids.tolist()))
 
     def add_vectors(self, method: str, ids: np.ndarray, vectors: np.ndarray) -> None:
         """Store vectors for existing sentences (re-embedding with another method)."""
