@@ -24,6 +24,9 @@ _PROBS = np.concatenate([np.linspace(0.0, 0.99, 100), np.linspace(0.991, 0.9999,
 # A best sentence is "relevant" when random pairs exceed its similarity at most this often. 1 in 1000 keeps
 # the top hit of an on-topic query and drops the best of thousands of off-topic sentences.
 RELEVANT_TAIL = 1e-3
+# Below this many sentences the 1-in-1000 tail is the most similar pair of a few hundred, mostly two sentences of one
+# document: such an index is not calibrated (engine.search.relevance has a rule for small folders).
+MIN_SENTENCES = 200
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,7 @@ class Calibration:
 def calibrate(store: Store, method: str, *, pairs: int = CALIBRATION_PAIRS, seed: int = 0) -> Calibration | None:
     """Sample random sentence pairs of the index and record their cosine quantiles (None for tiny indexes)."""
     ids = store.random_sentence_ids(min(2 * pairs, 200_000), seed=seed)
-    if ids.size < 20:
+    if ids.size < MIN_SENTENCES:
         return None
     found, vectors = store.vectors(method, ids.tolist())
     if found.size < 20:

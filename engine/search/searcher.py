@@ -1,9 +1,8 @@
-"""Answer a query: semantic (HNSW over sentences), lexical (FTS5 BM25 over passages), or both fused.
+"""Answer a query: semantic (HNSW over sentences), lexical (BM25 over passages), or both fused.
 
-Documents are ranked by their best evidence and shown through their best sentence. Hybrid ranking is reciprocal
-rank fusion (Cormack et al., 2009): each ranking gives a document w / (k + rank) points. RRF needs no score
-normalisation, which matters here because BM25 and cosine live on unrelated scales; the thesis in
-``papers/thesis-sentence-embeddings-vs-tfidf.md`` (Sec. 5.1) is why lexical evidence gets a full vote.
+Documents are ranked by their best evidence and shown through their best sentence. Hybrid ranking fuses the two
+sides' normalised scores, and whether a document is shown, and the number shown with it, come from its evidence on
+an absolute scale (``engine.search.relevance``; docs/decisions/0002-score-fusion-and-relevance-gate.md).
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ from engine.facets.service import annotate
 from engine.facets.space import FacetSpace
 from engine.ingest.sentences import split_sentences
 from engine.search import terms as T
+from engine.search import relevance as rel
 from engine.search.calibration import Calibration
 from engine.search.results import Explanation, Highlight, MatchedTerm, Mode, SearchResponse, SearchResult
 from engine.store.database import SCAN_PARTS, Store
@@ -43,14 +43,6 @@ CANDIDATES = 200
 # this is split over the cores (Store.bm25's parts): about 5 ms of bm25() on one core, where handing parts to threads
 # costs well under a millisecond.
 LEXICAL_SPLIT_PASSAGES = 2_000
-# RRF constant and per-ranking weights, chosen on the five retrieval collections with the shipped static model
-# (bench/tune_fusion.py, mean nDCG@10): equal weights gave 44.2, k = 20 with the semantic ranking at half weight
-# 45.8. The grid's best (46.0) sat on its edge (k = 60, weight 0.25); this interior point is within 0.3 of it and
-# less tuned to these five collections. The static model's semantic ranking alone (34.7) is weaker than BM25 (44.2),
-# which is why it gets the smaller vote.
-RRF_K = 20
-SEMANTIC_WEIGHT = 0.5
-LEXICAL_WEIGHT = 1.0
 CONTEXT_RADIUS = 2
 # A sentence repeated in this many documents (or in 5% of a small collection, at least 3) is boilerplate:
 # headers, footers, licence blocks. It still matches, at half weight, so a real hit elsewhere ranks first.
@@ -62,8 +54,6 @@ BOILERPLATE_PENALTY = 0.5
 FIRST_ROUND_SLACK = 5
 # Hybrid queries that may rank their words at the same time (one per search thread the app and tools run).
 WORD_RANKERS = 4
-# Lexical evidence is strong when the matched words carry at least this share of the query's IDF mass.
-LEXICAL_STRONG_COVERAGE = 0.6
 
 
 @dataclass
@@ -80,7 +70,8 @@ class _Doc:
     lex_score: float = 0.0
     sem_rank: int | None = None
     lex_rank: int | None = None
-    fused: float = 0.0
+    fused: float = 0.0  # the ranking score: the two sides' normalised scores combined (engine.search.relevance)
+    evidence: float = 0.0  # on the relevance scale, the same for every query and index
 
 
 @dataclass
@@ -103,10 +94,12 @@ class Searcher:
 
     def __init__(
         self, store: Store, vectors: VectorIndex | None, embedder: Embedder | None, calibration: Calibration | None,
-        *, facets: FacetSpace | None = None,
+        *, facets: FacetSpace | None = None, null_sample: np.ndarray | None = None,
     ) -> None:
         self.store, self.vectors, self.embedder, self.calibration = store, vectors, embedder, calibration
         self.facets = facets  # None: results carry no facet explanations
+        # vectors of random sentences of the index: each query's own similarity to the index (its null)
+        self.null_sample = null_sample
 
     # -- entry point ------------------------------------------------------------------------------------------
     def search(self, query: str, *, k: int = 10, mode: Mode = Mode.HYBRID, include_weak: bool = False,
@@ -139,8 +132,14 @@ class Searcher:
             record = self.store.document(path)
             if record is not None:
                 docs.pop(record["id"], None)
-        ranked = self._fuse(docs, mode)[: 3 * k + 10]
         idf = self._idf(stems, df)
+        scale = self._scale(query_vectors, idf)
+        ranked = self._fuse(docs, mode, scale)
+        best_cosine = max((d.sem_score for d in ranked if d.sem_sentence is not None), default=None)
+        bar = rel.SEMANTIC_RELEVANT if mode is Mode.SEMANTIC else rel.RELEVANT
+        answered = any(d.evidence >= bar for d in ranked) or scale.stands_out(best_cosine)
+        top = ranked[0] if ranked else None
+        ranked = ranked[: 3 * k + 10]
         stem_set = frozenset(stems)
         candidates: dict[int, list[dict]] = {}
         if facet_rerank.enabled(rerank_facets):
@@ -152,7 +151,7 @@ class Searcher:
         strong = 0
         # lazily: the next part of the ranking is weighed only if the ones before did not give k results
         weighed = (e for part in _rounds(ranked, k) for e in self._weigh(part, mode, query_vectors, stem_set, idf,
-                                                                          candidates))
+                                                                          candidates, answered, bar))
         for evidence in weighed:
             record = evidence.record
             if record["hash"] in seen_hashes:
@@ -165,7 +164,7 @@ class Searcher:
                 break
         # most documents weighed here are weak and never shown: only the shown ones are made into results
         shown = picked[:k] if include_weak else [e for e in picked if not e.weak][:k]
-        results = [self._result(e, mode, stems, stem_set, idf) for e in shown]
+        results = _monotonic([self._result(e, mode, stems, stem_set, idf, top, bar) for e in shown])
         if explain:
             results = self.explain(query, results, [e.best for e in shown])
         return SearchResponse(
@@ -266,20 +265,46 @@ class Searcher:
         matching = bound + sum(df.get(t.stem, 0) for t in words)
         return SCAN_PARTS if matching > LEXICAL_SPLIT_PASSAGES else 1
 
-    def _fuse(self, docs: dict[int, _Doc], mode: Mode) -> list[_Doc]:
+    def _fuse(self, docs: dict[int, _Doc], mode: Mode, scale: rel.Scale) -> list[_Doc]:
+        """The documents in ranking order, each with its fused score and its evidence set; in semantic or lexical
+        mode only the documents that side found, in that side's order."""
         by_sem = sorted((d for d in docs.values() if d.sem_sentence is not None), key=lambda d: -d.sem_score)
         by_lex = sorted((d for d in docs.values() if d.lex_passage is not None), key=lambda d: -d.lex_score)
         for rank, d in enumerate(by_sem, 1):
             d.sem_rank = rank
         for rank, d in enumerate(by_lex, 1):
             d.lex_rank = rank
-        if mode is Mode.SEMANTIC:
-            return by_sem
-        if mode is Mode.LEXICAL:
-            return by_lex
-        for d in docs.values():
-            d.fused = _rrf(d.sem_rank, SEMANTIC_WEIGHT) + _rrf(d.lex_rank, LEXICAL_WEIGHT)
-        return sorted(docs.values(), key=lambda d: (-d.fused, d.doc_id))
+        pool = {Mode.SEMANTIC: by_sem, Mode.LEXICAL: by_lex, Mode.HYBRID: list(docs.values())}[mode]
+        if not pool:
+            return []
+        semantic = mode is not Mode.LEXICAL
+        # ranked by the boilerplate-penalised cosine, judged by the cosine itself (the scale knows no penalty)
+        penalised = np.array([d.sem_score if d.sem_sentence is not None and semantic else np.nan for d in pool])
+        cosine = np.array([d.sem_cosine if d.sem_sentence is not None and semantic else np.nan for d in pool])
+        bm25 = np.array([d.lex_score if d.lex_passage is not None and mode is not Mode.SEMANTIC else 0.0
+                         for d in pool])
+        fused = rel.fuse(penalised, bm25, _semantic_share(mode))
+        evidence = scale.evidence(cosine, bm25)
+        for d, f, e in zip(pool, fused.tolist(), evidence.tolist()):
+            d.fused, d.evidence = f, e
+        return sorted(pool, key=lambda d: (-d.fused, d.doc_id))
+
+    def _scale(self, query_vectors: np.ndarray | None, idf: dict[str, float]) -> rel.Scale:
+        """What a cosine and a BM25 score are worth for this query (engine.search.relevance.Scale).
+
+        A query of several sentences scores a sentence by the mean of their cosines; the mean of n random-pair
+        cosines spreads about sqrt(n) times less, so its tail is drawn that much nearer the mean.
+        """
+        mean = tail = null_mean = null_std = None
+        n = 1 if query_vectors is None else query_vectors.shape[0]
+        if self.calibration is not None:
+            mean = self.calibration.mean
+            tail = mean + (self.calibration.threshold - mean) / math.sqrt(n)
+        if query_vectors is not None and self.null_sample is not None and len(self.null_sample) >= 2:
+            sims = (self.null_sample @ query_vectors.T).mean(axis=1)
+            null_mean, null_std = float(sims.mean()), float(sims.std())
+        size = self.store.sentence_count() if null_mean is not None else 0
+        return rel.Scale(mean, tail, rel.lexical_bound(idf), null_mean, null_std, size)
 
     def _idf(self, stems: dict[str, T.Term], df: dict[str, int] | None = None) -> dict[str, float]:
         n = max(1, self.store.passage_count())
@@ -299,7 +324,8 @@ class Searcher:
         return {d.doc_id: _candidates_of(d, passages) for d in docs}
 
     def _weigh(self, part: Sequence[_Doc], mode: Mode, query_vectors: np.ndarray | None, stem_set: frozenset[str],
-               idf: dict[str, float], candidates: dict[int, list[dict]]) -> list[_Evidence]:
+               idf: dict[str, float], candidates: dict[int, list[dict]], answered: bool, bar: float
+               ) -> list[_Evidence]:
         """The evidence of each document of ``part`` of the ranking, in order; documents deleted while ranking are
         left out. ``candidates`` holds the documents' candidate sentences read so far, and gains those of ``part``."""
         meta = self.store.documents_by_id([d.doc_id for d in part])
@@ -314,14 +340,15 @@ class Searcher:
         cosines = self._cosines(query_vectors, sorted(
             {sid for d in part for sid in _contenders(d, candidates[d.doc_id], mass, mode)}))
         return [
-            self._evidence(d, meta[d.doc_id], mode, candidates[d.doc_id], cosines, found, mass, idf) for d in part
+            self._evidence(d, meta[d.doc_id], mode, candidates[d.doc_id], cosines, found, mass, idf, answered, bar)
+            for d in part
             # deleted while we were ranking: the document, or the sentence it was found by
             if d.doc_id in meta and candidates[d.doc_id] and (d.sem_sentence is None or d.sem_row is not None)
         ]
 
     def _evidence(
         self, doc: _Doc, record: dict, mode: Mode, candidates: list[dict], cosines: dict[int, float],
-        found: dict[int, set[str]], mass: dict[int, float], idf: dict[str, float],
+        found: dict[int, set[str]], mass: dict[int, float], idf: dict[str, float], answered: bool, bar: float,
     ) -> _Evidence:
         """What decides whether one document is shown, and by which sentence (``found``: each candidate sentence's
         query stems; ``mass``: their summed IDF)."""
@@ -336,11 +363,14 @@ class Searcher:
         total_idf = sum(idf.values())
         coverage = sum(idf.get(s, 0.0) for s in matched) / total_idf if total_idf else 0.0
         similarity = cosines.get(best["id"])
-        return _Evidence(doc, record, best, similarity, matched, coverage, self._weak(mode, similarity, coverage, doc))
+        # weak: the query found nothing relevant at all, or this document's evidence is far below what that takes
+        weak = not answered or doc.evidence < rel.WEAK_SHARE * bar
+        return _Evidence(doc, record, best, similarity, matched, coverage, weak)
 
     def _result(self, evidence: _Evidence, mode: Mode, stems: dict[str, T.Term], stem_set: frozenset[str],
-                idf: dict[str, float]) -> SearchResult:
-        """The result for one document (context left empty: :meth:`explain` adds it)."""
+                idf: dict[str, float], top: _Doc | None, bar: float) -> SearchResult:
+        """The result for one document (context left empty: :meth:`explain` adds it). Its score is the ranking's
+        fused score scaled so that the ranking's first document shows its relevance (0-100)."""
         doc, record, best, similarity = evidence.doc, evidence.record, evidence.best, evidence.similarity
         percentile = self.calibration.percentile(similarity) if self.calibration and similarity is not None else None
         explanation = Explanation(
@@ -353,16 +383,16 @@ class Searcher:
             term_coverage=round(evidence.coverage, 4),
             semantic_rank=doc.sem_rank,
             lexical_rank=doc.lex_rank,
-            fusion=f"rrf(k={RRF_K}, semantic={SEMANTIC_WEIGHT}, lexical={LEXICAL_WEIGHT})" if mode is Mode.HYBRID else mode.value,
-            contributions={
-                "semantic": round(_rrf(doc.sem_rank, SEMANTIC_WEIGHT), 6),
-                "lexical": round(_rrf(doc.lex_rank, LEXICAL_WEIGHT), 6),
-            } if mode is Mode.HYBRID else {},
+            fusion=(f"score fusion ({_semantic_share(mode):.0%} meaning, {1 - _semantic_share(mode):.0%} words)"
+                    if mode is Mode.HYBRID else mode.value),
+            contributions={"fused": round(doc.fused, 6), "evidence": round(doc.evidence, 4)},
             boilerplate=doc.boilerplate,
         )
-        score = {Mode.HYBRID: doc.fused, Mode.SEMANTIC: doc.sem_cosine, Mode.LEXICAL: doc.lex_score}[mode]
+        score = 0.0
+        if top is not None and top.fused > 0:
+            score = rel.relevance(top.evidence, bar) * doc.fused / top.fused
         return SearchResult(
-            path=record["path"], title=record["title"] or "", score=round(float(score), 6),
+            path=record["path"], title=record["title"] or "", score=round(float(score), 1),
             similarity=None if similarity is None else round(float(similarity), 4),
             sentence=best["text"], start=best["start"], end=best["end"], page=best["page"], ordinal=best["ordinal"],
             context_before=(), context_after=(),
@@ -407,18 +437,6 @@ class Searcher:
         sims = np.clip((vectors @ query_vectors.T).mean(axis=1), -1.0, 1.0)
         return dict(zip(ids.tolist(), sims.tolist()))
 
-    def _weak(self, mode: Mode, similarity: float | None, coverage: float, doc: _Doc) -> bool:
-        semantic_strong = (
-            similarity is not None
-            and (self.calibration is None or similarity >= self.calibration.threshold)
-        )
-        lexical_strong = doc.lex_passage is not None and coverage >= LEXICAL_STRONG_COVERAGE
-        if mode is Mode.SEMANTIC:
-            return not semantic_strong
-        if mode is Mode.LEXICAL:
-            return not lexical_strong
-        return not (semantic_strong or lexical_strong)
-
 
 @functools.cache
 def _word_ranker() -> ThreadPoolExecutor:
@@ -439,8 +457,20 @@ def _boilerplate(copies: int, documents: int) -> bool:
     return copies >= BOILERPLATE_DOCS or (copies >= BOILERPLATE_MIN_DOCS and copies / documents >= BOILERPLATE_SHARE)
 
 
-def _rrf(rank: int | None, weight: float) -> float:
-    return 0.0 if rank is None else weight / (RRF_K + rank)
+def _semantic_share(mode: Mode) -> float:
+    """The semantic side's share of the fused score in ``mode``."""
+    return {Mode.SEMANTIC: 1.0, Mode.LEXICAL: 0.0, Mode.HYBRID: rel.SEMANTIC_SHARE}[mode]
+
+
+def _monotonic(results: list[SearchResult]) -> list[SearchResult]:
+    """Scores that never rise down the list: a re-ranking after fusion (facets) may move a document above one with
+    a higher fused score, and the number on each card must agree with the order the cards are in."""
+    out: list[SearchResult] = []
+    for result in results:
+        if out and result.score > out[-1].score:
+            result = replace(result, score=out[-1].score)
+        out.append(result)
+    return out
 
 
 def _contenders(doc: _Doc, candidates: list[dict], mass: dict[int, float], mode: Mode) -> list[int]:
