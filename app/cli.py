@@ -20,6 +20,7 @@ from engine.config import default_index_dir
 from engine.errors import QueryError
 from engine.ingest.readers.base import Limits
 from engine.search.like import LikeSource
+from engine.store.paths import readable
 
 EPILOG_INDEX = "Example: quire index ~/Documents/papers --json"
 
@@ -120,7 +121,7 @@ def index(paths: tuple[Path, ...], db: Path | None, method: str | None, ignore: 
                f"{report.unchanged:,} unchanged, {report.removed:,} removed in {report.seconds:.1f} s "
                f"[{report.method}]")
     for issue in report.issues:
-        click.echo(f"  {issue.status}: {issue.path}: {issue.reason}")
+        click.echo(f"  {issue.status}: {readable(issue.path)}: {issue.reason}")
 
 
 # "\b" keeps click from joining the two examples into one line
@@ -200,7 +201,8 @@ def _print_response(response) -> None:
         page = f", p. {r.page}" if r.page else ""
         sim = f"similarity {r.similarity:.2f}" if r.similarity is not None else "no similarity"
         words = ", ".join(t.word for t in r.explanation.matched_terms)
-        click.echo(click.style(f"{i}. {r.title or Path(r.path).name}", bold=True) + f"  {r.path}{page}")
+        path = readable(r.path)
+        click.echo(click.style(f"{i}. {r.title or Path(path).name}", bold=True) + f"  {path}{page}")
         click.echo(f"   {sim}" + (f" · words: {words}" if words else "") + (" · weak" if r.weak else ""))
         click.echo(f"   {_highlight(r.sentence, r.highlights)}")
     if response.missing:
@@ -229,15 +231,15 @@ def status(db: Path | None, files: bool, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(st.to_json()))
         return
-    click.echo(f"index {st.folder} [{st.method}]")
+    click.echo(f"index {readable(st.folder)} [{st.method}]")
     click.echo(f"{st.indexed:,} indexed, {st.skipped:,} skipped, {st.failed:,} failed; {st.sentences:,} sentences; "
                f"{st.bytes_on_disk / 1e6:.1f} MB")
     for root in st.roots:
-        click.echo(f"  root: {root}")
+        click.echo(f"  root: {readable(root)}")
     for f in st.files:
         if files or f["status"] != "indexed":
             reason = f": {f['reason']}" if f["reason"] else ""
-            click.echo(f"  {f['status']:<8} {f['path']}{reason}")
+            click.echo(f"  {f['status']:<8} {readable(f['path'])}{reason}")
 
 
 @cli.command(epilog="Example: quire remove ~/Documents/old")

@@ -22,6 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine.store.paths import readable
+
 if TYPE_CHECKING:
     from engine import IndexStatus
 
@@ -118,7 +120,7 @@ class FileReport(QDialog):
         for f in status.files:
             sentences = QStandardItem()
             sentences.setData(int(f.get("sentences") or 0), Qt.ItemDataRole.DisplayRole)
-            self.model.appendRow([QStandardItem(f["status"]), QStandardItem(f["path"]), sentences,
+            self.model.appendRow([QStandardItem(f["status"]), QStandardItem(readable(f["path"])), sentences,
                                   QStandardItem(f["reason"] or "")])
         self.proxy = _FileFilter(self)
         self.proxy.setSourceModel(self.model)

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QTextBrowser, QToolButton, QVBoxLayout, QWidget
 
 from app.gui.delegate import mark_css
 from app.gui.results_model import facet_labels, highlight_html
+from engine.store.paths import readable
 
 if TYPE_CHECKING:
     from engine import SearchResult
@@ -44,12 +45,13 @@ def breakdown_html(result: SearchResult) -> str:
 
 def context_html(result: SearchResult, show_breakdown: bool) -> str:
     """The preview document for ``result``."""
-    title = html.escape(result.title or Path(result.path).name)
+    path = readable(result.path)
+    title = html.escape(result.title or Path(path).name)
     page = f" · page {result.page}" if result.page else ""
     before = " ".join(html.escape(s) for s in result.context_before)
     after = " ".join(html.escape(s) for s in result.context_after)
     passage = f"<span class='best'>{highlight_html(result.sentence, result.highlights)}</span>"
-    parts = [f"<h3>{title}</h3>", f"<p class='path'>{html.escape(result.path)}{page}</p>",
+    parts = [f"<h3>{title}</h3>", f"<p class='path'>{html.escape(path)}{page}</p>",
              f"<p>{before} {passage} {after}</p>"]
     labels = facet_labels(result.facets)
     if labels:

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
 
+from engine.store.paths import readable
+
 if TYPE_CHECKING:
     from engine import SearchResponse, SearchResult
 
@@ -95,11 +97,12 @@ class ResultsModel(QAbstractListModel):
         result = self.result(index.row()) if index.isValid() else None
         if result is None:
             return None
-        title = result.title or Path(result.path).name
+        path = readable(result.path)
+        title = result.title or Path(path).name
         if role in (Qt.ItemDataRole.DisplayRole, Role.TITLE):
             return title
         if role == Qt.ItemDataRole.ToolTipRole:
-            return result.path
+            return path
         if role == Role.RESULT:
             return result
         if role == Role.SCORE_TEXT:
@@ -112,7 +115,7 @@ class ResultsModel(QAbstractListModel):
             return facet_labels(result.facets)
         if role == Role.LOCATION:
             page = f"  ·  p. {result.page}" if result.page else ""
-            return ("weak match  ·  " if result.weak else "") + result.path + page
+            return ("weak match  ·  " if result.weak else "") + path + page
         if role == Qt.ItemDataRole.AccessibleTextRole:
             weak = ", weak match" if result.weak else ""
             return f"{title}, similarity {score_display(result, self._top)[0]}{weak}: {result.sentence}"

@@ -19,6 +19,7 @@ from engine.ingest import readers
 from engine.ingest.readers.base import Document, Limits
 from engine.ingest.sentences import split_spans
 from engine.store.database import NewDocument, SentenceRecord
+from engine.store.paths import readable
 
 # Passages are what BM25 scores: long enough to hold a query's words when they are spread over neighbouring
 # sentences, short enough that the best passage of a long document is still a readable snippet. 250 words keep
@@ -131,7 +132,7 @@ def extract(path_str: str, limits: Limits, known_hash: str | None = None) -> Ext
     if not sentences:
         return Extracted(path_str, st.st_size, st.st_mtime, digest, status="skipped", reason="no text found")
     document = NewDocument(
-        path=path_str, size=st.st_size, mtime=st.st_mtime, hash=digest, title=doc.title or path.stem,
+        path=path_str, size=st.st_size, mtime=st.st_mtime, hash=digest, title=readable(doc.title or path.stem),
         kind=doc.kind, sentences=sentences, passages=passages_of(sentences),
     )
     return Extracted(path_str, st.st_size, st.st_mtime, digest, document=document)

@@ -23,6 +23,7 @@ from engine.errors import Cancelled, QuireError
 from engine.store import postings, schema
 from engine.store.bm25 import WordIndex
 from engine.store.chunks import in_chunks
+from engine.store.paths import from_column, to_column
 
 log = logging.getLogger(__name__)
 
@@ -167,43 +168,43 @@ class Store:
         with self.db.atomic():
             now = time.time()
             for p in paths:
-                self.db.execute("INSERT OR IGNORE INTO roots(path, added_at) VALUES (?, ?)", [p, now])
+                self.db.execute("INSERT OR IGNORE INTO roots(path, added_at) VALUES (?, ?)", [to_column(p), now])
 
     def remove_roots(self, paths: Iterable[str]) -> None:
         """Forget roots (their documents are removed separately)."""
         with self.db.atomic():
             for p in paths:
-                self.db.execute("DELETE FROM roots WHERE path = ?", [p])
+                self.db.execute("DELETE FROM roots WHERE path = ?", [to_column(p)])
 
     def roots(self) -> list[str]:
         """Indexed roots, oldest first."""
-        return [r[0] for r in self.db.execute("SELECT path FROM roots ORDER BY added_at, path")]
+        return [from_column(r[0]) for r in self.db.execute("SELECT path FROM roots ORDER BY added_at, path")]
 
     # -- documents --------------------------------------------------------------------------------------------
     def document(self, path: str) -> dict | None:
         """The record of one file, or None."""
-        rows = list(self.db.query("SELECT * FROM documents WHERE path = ?", [path]))
-        return rows[0] if rows else None
+        rows = list(self.db.query("SELECT * FROM documents WHERE path = ?", [to_column(path)]))
+        return _document_row(rows[0]) if rows else None
 
     def documents(self, under: str | None = None) -> Iterator[dict]:
         """Records of all files, or of those at or below ``under``, ordered by path."""
         if under is None:
-            yield from self.db.query("SELECT * FROM documents ORDER BY path")
+            yield from map(_document_row, self.db.query("SELECT * FROM documents ORDER BY path"))
             return
-        prefix = under.rstrip("/\\") + "/"
-        yield from self.db.query(
+        prefix = to_column(under.rstrip("/\\") + "/")
+        yield from map(_document_row, self.db.query(
             "SELECT * FROM documents WHERE path = ? OR substr(path, 1, ?) = ? ORDER BY path",
-            [under, len(prefix), prefix],
-        )
+            [to_column(under), len(prefix), prefix],
+        ))
 
     def documents_by_id(self, ids: Sequence[int]) -> dict[int, dict]:
         """Records keyed by id."""
-        return self._by_id("documents", ids)
+        return {key: _document_row(row) for key, row in self._by_id("documents", ids).items()}
 
     def duplicates_of(self, content_hash: str) -> list[str]:
         """Paths of indexed files with this exact content."""
         return [
-            r[0]
+            from_column(r[0])
             for r in self.db.execute(
                 "SELECT path FROM documents WHERE hash = ? AND status = 'indexed' ORDER BY path", [content_hash]
             )
@@ -214,7 +215,7 @@ class Store:
         with self.db.atomic():
             old = self.document(path)
             removed = self._delete_content([old["id"]]) if old else []
-            row = {"path": path, "size": size, "mtime": mtime, "hash": content_hash, "status": status,
+            row = {"path": to_column(path), "size": size, "mtime": mtime, "hash": content_hash, "status": status,
                    "reason": reason, "title": None, "kind": None, "sentences": 0, "updated_at": time.time()}
             if old:
                 self.db["documents"].update(old["id"], row)
@@ -225,7 +226,7 @@ class Store:
     def touch(self, path: str, size: int, mtime: float) -> None:
         """A file's metadata changed but its bytes did not: remember the new stat so it is not re-read next time."""
         with self.db.atomic():
-            self.db.execute("UPDATE documents SET size = ?, mtime = ? WHERE path = ?", [size, mtime, path])
+            self.db.execute("UPDATE documents SET size = ?, mtime = ? WHERE path = ?", [size, mtime, to_column(path)])
 
     def write_documents(self, docs: Sequence[NewDocument], vectors: np.ndarray, method: str) -> tuple[list[int], np.ndarray]:
         """Replace or insert documents with their sentences, passages and vectors in one transaction.
@@ -239,7 +240,7 @@ class Store:
         table = schema.create_vector_table(self.db, method)
         with self.db.atomic():
             old_ids = [r[0] for r in self.db.execute(
-                f"SELECT id FROM documents WHERE path IN ({','.join('?' * len(docs))})", [d.path for d in docs]
+                f"SELECT id FROM documents WHERE path IN ({','.join('?' * len(docs))})", [to_column(d.path) for d in docs]
             )] if docs else []
             removed = self._delete_content(old_ids)
             first_sentence = self._next_id("next_sentence_id", "sentences", n_sentences)
@@ -250,10 +251,10 @@ class Store:
             sid, pid = first_sentence, first_passage
             now = time.time()
             for doc in docs:
-                doc_row = {"path": doc.path, "size": doc.size, "mtime": doc.mtime, "hash": doc.hash,
+                doc_row = {"path": to_column(doc.path), "size": doc.size, "mtime": doc.mtime, "hash": doc.hash,
                            "status": "indexed", "reason": None, "title": doc.title, "kind": doc.kind,
                            "sentences": len(doc.sentences), "updated_at": now}
-                existing = self.db.execute("SELECT id FROM documents WHERE path = ?", [doc.path]).fetchone()
+                existing = self.db.execute("SELECT id FROM documents WHERE path = ?", [doc_row["path"]]).fetchone()
                 if existing:
                     doc_id = existing[0]
                     self.db["documents"].update(doc_id, doc_row)
@@ -286,7 +287,7 @@ class Store:
         """Forget files entirely; returns the sentence ids that disappeared."""
         with self.db.atomic():
             ids = [r[0] for r in self.db.execute(
-                f"SELECT id FROM documents WHERE path IN ({','.join('?' * len(paths))})", list(paths)
+                f"SELECT id FROM documents WHERE path IN ({','.join('?' * len(paths))})", [to_column(p) for p in paths]
             )] if paths else []
             removed = self._delete_content(ids)
             for doc_id in ids:
@@ -696,6 +697,12 @@ class Store:
         out["sentences"] = self.sentence_count()
         out["passages"] = self.passage_count()
         return out
+
+
+def _document_row(row: dict) -> dict:
+    """A documents row with its path as the file system knows it (engine.store.paths)."""
+    row["path"] = from_column(row["path"])
+    return row
 
 
 def _tune(conn: sqlite3.Connection) -> None:
