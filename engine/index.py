@@ -26,7 +26,7 @@ from engine.ingest.extract import Extracted, sentence_hash
 from engine.ingest.pool import default_workers, extract_all
 from engine.ingest.prepare import StaticPreparer
 from engine.ingest.walk import IgnoreRules, walk
-from engine.search.calibration import Calibration, calibrate
+from engine.search.calibration import Calibration, calibrate, prior
 from engine.search.like import LikeSource, like_query
 from engine.search.results import Mode, SearchResponse, SearchResult
 from engine.search.searcher import Searcher
@@ -348,6 +348,8 @@ class Index:
                 vectors = self._vector_index(embedder)
             stored = self.store.get_meta(f"calibration:{embedder.name}")
             calibration = Calibration.from_meta({k_: v for k_, v in stored.items() if k_ != "sentences"} if stored else None)
+            if calibration is None:
+                calibration = prior(context.fingerprint(embedder))
         null = self._null_sample(embedder) if embedder is not None else None
         return Searcher(self.store, vectors, embedder, calibration, facets=load_space() if explain else None,
                         null_sample=null).search(

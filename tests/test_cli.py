@@ -137,7 +137,10 @@ def test_search_like_a_file_lists_the_other_documents(db: Path, corpus: Path) ->
     code, out = run("search", "--like", str(porpoise), "--db", str(db), "--all")  # unrelated topics: weak matches
     assert code == 0 and out.startswith("1. ") and "similarity" in out, out
     assert "porpoise.md" not in out and "rigel.txt" in out and "budget.txt" in out
-    found = run_json("search", "--like", str(porpoise), "--db", str(db))
+    # nothing else in the folder is about sea animals: by default it says so, and the weak matches wait behind --all
+    gated = run_json("search", "--like", str(porpoise), "--db", str(db))
+    assert gated["nothing_relevant"] and gated["results"] == [] and gated["weak_hidden"] == 4
+    found = run_json("search", "--like", str(porpoise), "--db", str(db), "--all")
     assert found["mode"] == "semantic"  # by meaning, where a typed query is hybrid
     assert len(found["results"]) == 4 and set(found["results"][0]) >= RESULT_KEYS
     assert all(not r["path"].endswith("porpoise.md") for r in found["results"])

@@ -8,12 +8,14 @@ method on the same index turns "0.41" into "higher than 99.9% of random pairs", 
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import asdict, dataclass
 from functools import cached_property
 
 import numpy as np
 
+from engine.resources import resource_path
 from engine.store.database import Store
 
 log = logging.getLogger(__name__)
@@ -25,8 +27,11 @@ _PROBS = np.concatenate([np.linspace(0.0, 0.99, 100), np.linspace(0.991, 0.9999,
 # the top hit of an on-topic query and drops the best of thousands of off-topic sentences.
 RELEVANT_TAIL = 1e-3
 # Below this many sentences the 1-in-1000 tail is the most similar pair of a few hundred, mostly two sentences of one
-# document: such an index is not calibrated (engine.search.relevance has a rule for small folders).
+# document: such an index is not calibrated, and its method's prior stands in (:func:`prior`).
 MIN_SENTENCES = 200
+# Bundled priors: each method's random-pair distribution measured on general text (Wikipedia articles), one file
+# per fingerprint, made by bench/prior_calibration.py (docs/decisions/0003-a-prior-for-small-folders.md).
+PRIOR_FOLDER = "calibration"
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,18 @@ class Calibration:
         return cls(**{**data, "probs": tuple(data["probs"]), "values": tuple(data["values"])})
 
 
+def prior(fingerprint: str) -> Calibration | None:
+    """The bundled calibration of the method that makes ``fingerprint`` (None when none ships for it): what a cosine
+    means in a folder too small to calibrate itself."""
+    path = resource_path(f"{PRIOR_FOLDER}/{fingerprint}.json")
+    try:
+        return Calibration.from_meta(json.loads(path.read_text(encoding="utf-8"))["calibration"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        if path.exists():
+            log.warning("ignoring the calibration prior %s: %s", path, exc)
+        return None
+
+
 def calibrate(store: Store, method: str, *, pairs: int = CALIBRATION_PAIRS, seed: int = 0) -> Calibration | None:
     """Sample random sentence pairs of the index and record their cosine quantiles (None for tiny indexes)."""
     ids = store.random_sentence_ids(min(2 * pairs, 200_000), seed=seed)
@@ -79,10 +96,13 @@ def calibrate(store: Store, method: str, *, pairs: int = CALIBRATION_PAIRS, seed
     a = rng.integers(0, found.size, size=pairs)
     b = rng.integers(0, found.size, size=pairs)
     # Two copies of one sentence (a repeated heading, the same paragraph in two files) are not a random pair: on
-    # a small index they would push the threshold to 1.0 and turn every exact match into a weak one.
+    # a small index they would push the threshold to 1.0 and turn every exact match into a weak one. Nor are two
+    # sentences of one document: a query is a new text, and sentences of one article, one in 170 pairs of a
+    # Wikipedia folder, set the 1-in-1000 tail by themselves (docs/decisions/0003-a-prior-for-small-folders.md).
     rows = store.sentences_by_id(found.tolist())
     hashes = np.array([rows[int(i)]["hash"] for i in found], dtype=np.int64)
-    keep = hashes[a] != hashes[b]
+    docs = np.array([rows[int(i)]["doc_id"] for i in found], dtype=np.int64)
+    keep = (hashes[a] != hashes[b]) & (docs[a] != docs[b])
     if keep.sum() < 20:
         return None
     sims = np.einsum("ij,ij->i", vectors[a[keep]], vectors[b[keep]])

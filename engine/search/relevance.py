@@ -11,7 +11,7 @@ Two scales, for two jobs (docs/decisions/0002-score-fusion-and-relevance-gate.md
   in units of the index's random-pair distribution (1.0 = the cosine random pairs exceed one time in a thousand),
   plus the BM25 as a share of what the query's most informative words could score. A query is answered when some
   document clears RELEVANT, or when its best cosine stands far above the query's own similarity to the index (a
-  query-specific null, which also serves folders too small to calibrate).
+  query-specific null). A folder too small to calibrate uses its method's prior, measured on general text.
 """
 
 from __future__ import annotations
@@ -30,8 +30,6 @@ LEXICAL_VOTE = 2.1
 # Semantic mode has no lexical side to add: its bar is the calibrated tail itself (random pairs exceed it one time
 # in a thousand), as it was before fusion.
 SEMANTIC_RELEVANT = 1.0
-# BM25's term saturation bound (k1 + 1, with FTS5's k1 = 1.2): a word's most a passage can score is (k1 + 1) x idf.
-_BM25_BOUND = 1.0
 # A passage can hardly be expected to hold more than this many of a long query's words: the lexical share is of
 # the query's most informative words, so that a paragraph-long query is not judged by a bar no passage clears.
 KEY_WORDS = 5
@@ -40,6 +38,10 @@ KEY_WORDS = 5
 QUERY_NULL_MARGIN = 3.0
 # Of an answered query, documents below this share of RELEVANT are too weak to show.
 WEAK_SHARE = 0.25
+# A folder too small to calibrate (engine.search.calibration.MIN_SENTENCES) is judged on its method's prior, with
+# this share of the bar: its best sentence is the best of a few hundred chances at most, where the 1-in-1000 tail
+# was set for indexes of thousands (docs/decisions/0003-a-prior-for-small-folders.md).
+SMALL_FOLDER_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -61,8 +63,9 @@ class Scale:
     def evidence(self, cosine: np.ndarray, bm25: np.ndarray) -> np.ndarray:
         """Each document's evidence on the relevance scale (NaN cosine: not found semantically).
 
-        On an index too small to calibrate, chance cannot be told from a match; its best semantic document is taken
-        as just relevant and the others in proportion to how far they stand above the query's null.
+        Without a calibration (a folder too small to calibrate, for a method that ships no prior) chance cannot be
+        told from a match: the best semantic document is taken as just relevant and the others in proportion to how
+        far they stand above the query's null.
         """
         semantic = np.zeros_like(cosine)
         found = ~np.isnan(cosine)
@@ -84,8 +87,9 @@ class Scale:
 
 
 def lexical_bound(idf: dict[str, float]) -> float:
-    """The BM25 a passage would score holding the query's KEY_WORDS most informative words, each saturated."""
-    return _BM25_BOUND * sum(sorted(idf.values(), reverse=True)[:KEY_WORDS])
+    """The BM25 a passage of average length scores holding each of the query's KEY_WORDS most informative words
+    once (by BM25's formula that is the sum of their IDFs: ``idf`` must be the scorer's own, FTS5's)."""
+    return sum(sorted(idf.values(), reverse=True)[:KEY_WORDS])
 
 
 def fuse(cosine: np.ndarray, bm25: np.ndarray, semantic_share: float) -> np.ndarray:
@@ -102,6 +106,12 @@ def fuse(cosine: np.ndarray, bm25: np.ndarray, semantic_share: float) -> np.ndar
     top = float(bm25.max()) if bm25.size else 0.0
     lexical = bm25 / top if top > 0 else np.zeros_like(bm25)
     return semantic_share * semantic + (1.0 - semantic_share) * lexical
+
+
+def bar(*, semantic_only: bool, small_folder: bool) -> float:
+    """The evidence a document needs to answer a query (semantic mode has no lexical side to add to it)."""
+    value = SEMANTIC_RELEVANT if semantic_only else RELEVANT
+    return value * SMALL_FOLDER_SHARE if small_folder else value
 
 
 def relevance(evidence: float, bar: float = RELEVANT) -> float:

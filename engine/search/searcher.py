@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import math
 import time
 from collections.abc import Collection, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -17,16 +16,18 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from engine.embed import context
 from engine.embed.base import Embedder
 from engine.errors import QueryError
 from engine.facets import rerank as facet_rerank
 from engine.facets.service import annotate
 from engine.facets.space import FacetSpace
 from engine.ingest.sentences import split_sentences
-from engine.search import terms as T
 from engine.search import relevance as rel
-from engine.search.calibration import Calibration
+from engine.search import terms as T
+from engine.search.calibration import MIN_SENTENCES, Calibration
 from engine.search.results import Explanation, Highlight, MatchedTerm, Mode, SearchResponse, SearchResult
+from engine.store.bm25 import idf as bm25_idf
 from engine.store.database import SCAN_PARTS, Store
 from engine.store.vectors import VectorIndex
 
@@ -65,6 +66,8 @@ class _Doc:
     sem_cosine: float = -1.0
     sem_score: float = -1.0
     sem_row: dict | None = None
+    # a short line's vector is its section's (engine.embed.context): the sentences it was pooled with, to show instead
+    span_rows: list[dict] = field(default_factory=list)
     boilerplate: bool = False
     lex_passage: int | None = None
     lex_score: float = 0.0
@@ -136,7 +139,7 @@ class Searcher:
         scale = self._scale(query_vectors, idf)
         ranked = self._fuse(docs, mode, scale)
         best_cosine = max((d.sem_score for d in ranked if d.sem_sentence is not None), default=None)
-        bar = rel.SEMANTIC_RELEVANT if mode is Mode.SEMANTIC else rel.RELEVANT
+        bar = rel.bar(semantic_only=mode is Mode.SEMANTIC, small_folder=self.store.sentence_count() < MIN_SENTENCES)
         answered = any(d.evidence >= bar for d in ranked) or scale.stands_out(best_cosine)
         top = ranked[0] if ranked else None
         ranked = ranked[: 3 * k + 10]
@@ -292,14 +295,14 @@ class Searcher:
     def _scale(self, query_vectors: np.ndarray | None, idf: dict[str, float]) -> rel.Scale:
         """What a cosine and a BM25 score are worth for this query (engine.search.relevance.Scale).
 
-        A query of several sentences scores a sentence by the mean of their cosines; the mean of n random-pair
-        cosines spreads about sqrt(n) times less, so its tail is drawn that much nearer the mean.
+        A query of several sentences scores a sentence by the mean of their cosines, judged by the same tail as one
+        sentence's: the sentences of one passage point the same way, so their mean spreads about as widely as one
+        cosine does (drawing the tail in by sqrt(n), as for independent sentences, answered 12% of off-topic
+        paragraph-long queries; docs/decisions/0002-score-fusion-and-relevance-gate.md).
         """
         mean = tail = null_mean = null_std = None
-        n = 1 if query_vectors is None else query_vectors.shape[0]
         if self.calibration is not None:
-            mean = self.calibration.mean
-            tail = mean + (self.calibration.threshold - mean) / math.sqrt(n)
+            mean, tail = self.calibration.mean, self.calibration.threshold
         if query_vectors is not None and self.null_sample is not None and len(self.null_sample) >= 2:
             sims = (self.null_sample @ query_vectors.T).mean(axis=1)
             null_mean, null_std = float(sims.mean()), float(sims.std())
@@ -310,8 +313,8 @@ class Searcher:
         n = max(1, self.store.passage_count())
         if df is None:
             df = self.store.term_document_frequencies(list(stems))
-        # BM25's IDF, floored at 0 so that a word in every passage counts for nothing
-        return {s: max(0.0, math.log((n - df.get(s, 0) + 0.5) / (df.get(s, 0) + 0.5) + 1.0)) for s in stems}
+        # the scorer's own IDF, so that a BM25 score can be weighed against what the query's words could score
+        return {s: bm25_idf(n, df.get(s, 0)) for s in stems}
 
     # -- one result -------------------------------------------------------------------------------------------
     def _candidates(self, docs: Sequence[_Doc]) -> dict[int, list[dict]]:
@@ -320,8 +323,16 @@ class Searcher:
         rows = self.store.sentences_by_id([d.sem_sentence for d in docs if d.sem_sentence is not None])
         for doc in docs:
             doc.sem_row = rows.get(doc.sem_sentence) if doc.sem_sentence is not None else None
+            if doc.sem_row is not None and context.is_short(context.word_counts([doc.sem_row["text"]]))[0]:
+                doc.span_rows = self._span(doc.sem_row)
         passages = self.store.sentences_of_passages([d.lex_passage for d in docs if d.lex_passage is not None])
         return {d.doc_id: _candidates_of(d, passages) for d in docs}
+
+    def _span(self, row: dict) -> list[dict]:
+        """The sentences a short line may have been embedded with (those around it within a span), short ones left
+        out: a heading found by its section's meaning is shown by the section's sentence that says it."""
+        near = [r for r in self.store.neighbours(row["doc_id"], row["ordinal"], context.MAX_SPAN - 1) if r["id"] != row["id"]]
+        return [r for r, short in zip(near, context.is_short(context.word_counts([r["text"] for r in near]))) if not short]
 
     def _weigh(self, part: Sequence[_Doc], mode: Mode, query_vectors: np.ndarray | None, stem_set: frozenset[str],
                idf: dict[str, float], candidates: dict[int, list[dict]], answered: bool, bar: float
@@ -353,12 +364,12 @@ class Searcher:
         """What decides whether one document is shown, and by which sentence (``found``: each candidate sentence's
         query stems; ``mass``: their summed IDF)."""
         if doc.sem_sentence is not None and mode is Mode.SEMANTIC:
-            best = doc.sem_row
+            best = _semantic_best(doc, cosines)
         else:
             # the sentence with most informative query words, then the most similar one
             best = max(candidates, key=lambda c: (mass[c["id"]], cosines.get(c["id"], -1.0)))
             if mass[best["id"]] == 0 and doc.sem_sentence is not None:
-                best = doc.sem_row
+                best = _semantic_best(doc, cosines)
         matched = set().union(*(found[c["id"]] for c in candidates))
         total_idf = sum(idf.values())
         coverage = sum(idf.get(s, 0.0) for s in matched) / total_idf if total_idf else 0.0
@@ -477,10 +488,20 @@ def _contenders(doc: _Doc, candidates: list[dict], mass: dict[int, float], mode:
     """Ids of the sentences :meth:`Searcher._evidence` may show ``doc`` by and must know the cosine of: those tied
     at the most query-word ``mass``, and the best semantic sentence."""
     ids = [doc.sem_row["id"]] if doc.sem_row is not None else []
+    ids += [r["id"] for r in doc.span_rows]
     if candidates and mode is not Mode.SEMANTIC:
         top = max(mass[c["id"]] for c in candidates)
         ids += [c["id"] for c in candidates if mass[c["id"]] == top]
     return ids
+
+
+def _semantic_best(doc: _Doc, cosines: dict[int, float]) -> dict:
+    """The sentence a document found by meaning is shown by: its best semantic sentence or, when that is a short line
+    embedded with its section, the section's sentence most similar to the query."""
+    if not doc.span_rows:
+        assert doc.sem_row is not None
+        return doc.sem_row
+    return max(doc.span_rows, key=lambda r: cosines.get(r["id"], -1.0))
 
 
 def _rounds(ranked: list[_Doc], k: int) -> Iterator[list[_Doc]]:
@@ -494,8 +515,10 @@ def _rounds(ranked: list[_Doc], k: int) -> Iterator[list[_Doc]]:
 
 
 def _candidates_of(doc: _Doc, passages: dict[int, list[dict]]) -> list[dict]:
-    """The sentences a document may be shown by: its best lexical passage's and its best semantic sentence."""
+    """The sentences a document may be shown by: its best lexical passage's, its best semantic sentence and, when that
+    is a short line, the sentences it was embedded with."""
     rows = list(passages.get(doc.lex_passage, ())) if doc.lex_passage is not None else []
-    if doc.sem_row is not None and all(r["id"] != doc.sem_row["id"] for r in rows):
-        rows.append(doc.sem_row)
+    for row in ([doc.sem_row] if doc.sem_row is not None else []) + doc.span_rows:
+        if all(r["id"] != row["id"] for r in rows):
+            rows.append(row)
     return rows

@@ -217,10 +217,12 @@ def _sums(ids: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return matched, total[matched]
 
 
+def idf(passages: int, hits: int) -> float:
+    """FTS5's IDF of a word found in ``hits`` of ``passages`` passages."""
+    value = math.log((passages - hits + 0.5) / (hits + 0.5))
+    return value if value > 0.0 else MIN_IDF
+
+
 def _bm25_terms(snapshot: _Snapshot, passages: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """One word's BM25 term for each of its ``passages``, in the order of operations of fts5_aux.c."""
-    n, hits = snapshot.passages, passages.size
-    idf = math.log((n - hits + 0.5) / (hits + 0.5))
-    if idf <= 0.0:
-        idf = MIN_IDF
-    return idf * ((counts * (BM25_K1 + 1.0)) / (counts + BM25_K1 * (1 - BM25_B + BM25_B * snapshot.length[passages] / snapshot.mean_length)))
+    return idf(snapshot.passages, passages.size) * ((counts * (BM25_K1 + 1.0)) / (counts + BM25_K1 * (1 - BM25_B + BM25_B * snapshot.length[passages] / snapshot.mean_length)))

@@ -334,8 +334,8 @@ class Store:
         return [t for t in self.db.table_names() if t.startswith("vectors_")]
 
     def sentence_count(self) -> int:
-        """Number of indexed sentences."""
-        return int(self.db.execute("SELECT count(*) FROM sentences").fetchone()[0])
+        """Number of indexed sentences (kept between queries, as the other counts every query needs)."""
+        return self._count("sentences", "SELECT count(*) FROM sentences")
 
     def sentences_by_id(self, ids: Sequence[int]) -> dict[int, dict]:
         """Sentence rows keyed by id."""
