@@ -1,9 +1,11 @@
 """Plain text, Markdown, reStructuredText and source code.
 
 Text files carry no declaration of their encoding, so decoding is the hard part: a UTF-8 file is recognised with
-certainty, a byte-order mark settles UTF-16 and UTF-32, and anything else is charset_normalizer's best guess,
-accepted only if the result looks like text. The same test decides whether a file with an unknown extension is
-text at all (see :func:`looks_binary`), which is how source code and extension-less files get indexed.
+certainty, a byte-order mark settles UTF-16 and UTF-32, and so does a NUL in every other byte (UTF-16 without a
+mark). Other bytes are read as Windows-1252, the Western code page Latin-1 files fit too, unless they clearly say
+otherwise; only then is charset_normalizer's best guess taken, and only if the result looks like text. The same
+test decides whether a file with an unknown extension is text at all (see :func:`looks_binary`), which is how
+source code and extension-less files get indexed.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import unicodedata
 from pathlib import Path
 
 import charset_normalizer
+from charset_normalizer import CharsetMatch
 
 from engine.errors import ReadError
 from engine.ingest.readers.base import Block, Document, Limits, register
@@ -30,22 +33,39 @@ _BOMS = (
     (codecs.BOM_UTF16_LE, "utf-16"),
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
-# Control characters that real text contains; any other one is a sign of a wrong guess or of binary data.
+# Control characters that real text contains; any other one, like an unassigned, private-use or surrogate code
+# point, is a sign of a wrong guess or of binary data.
 _TEXT_CONTROLS = frozenset("\t\n\r\f\v\x1b")
+_NOT_TEXT = frozenset(("Cc", "Cn", "Co", "Cs"))
 _MAX_CONTROL_SHARE = 0.01
 _CREDIBILITY_SAMPLE = 65_536
+# UTF-16 without a mark: the high byte of every ASCII character is NUL, so one of the two byte positions is NUL in
+# at least this share of pairs (all of them in English, the spaces and punctuation in Cyrillic or Greek) and the
+# other almost never; binary data that happens to look like that fails the credibility test.
+_UTF16_NUL_SHARE = 0.1
+_UTF16_OTHER_NUL_SHARE = 0.01
+# The guesser cannot tell the 8-bit code pages apart on a few words: it dropped Windows-1252 from its candidates for
+# "Ça va à côté" and picked Central European for "Café crème brûlée is a French dessert" (a tie). Below this size
+# Windows-1252 is kept when it reads cleanly (_WESTERN_MARKS); above it, unless a candidate reads better.
+_SHORT_GUESS_BYTES = 64
+# Cyrillic, Greek or CJK bytes read as Windows-1252 give mostly accented letters; Western text has few.
+_MAX_ACCENTED_LETTERS = 0.5
+# Non-ASCII characters other than letters that Western text uses; Central European text read as Windows-1252 gives
+# others ("by³em" for "byłem").
+_WESTERN_MARKS = frozenset("‘’‚“”„–—…•€«»‹›°£¥§©®™¡¿·×÷±¢¶\xa0\xad")
 _PARAGRAPH_BREAK = re.compile(r"\n(?:[ \t]*\n)+")
 _TITLE_MAX_CHARS = 100
 
 
 def _credible(text: str) -> bool:
     sample = text[:_CREDIBILITY_SAMPLE]
-    controls = sum(1 for ch in sample if ch not in _TEXT_CONTROLS and unicodedata.category(ch) == "Cc")
+    controls = sum(1 for ch in sample if ch not in _TEXT_CONTROLS and unicodedata.category(ch) in _NOT_TEXT)
     return controls <= _MAX_CONTROL_SHARE * len(sample)
 
 
 def decode(data: bytes, declared: str | None = None) -> str:
-    """Decode a text file's bytes: byte-order mark, then ``declared`` (an HTML charset), UTF-8, then a guess."""
+    """Decode a text file's bytes: byte-order mark, UTF-16 by its NULs, then ``declared`` (an HTML charset), UTF-8,
+    Windows-1252, then a guess."""
     for bom, codec in _BOMS:
         if data.startswith(bom):
             try:
@@ -53,20 +73,64 @@ def decode(data: bytes, declared: str | None = None) -> str:
             except UnicodeDecodeError:
                 break  # a damaged file with a mark; let the guess below have a go
     else:
-        # NUL bytes never occur in 8-bit or UTF-8 text, and UTF-16 without a mark is too rare to guess at.
+        # NUL bytes never occur in 8-bit or UTF-8 text: it is UTF-16 or not text at all
         if b"\x00" in data:
-            raise ReadError("binary file", status="skipped")
+            text = _utf16(data, final=True)
+            if text is None:
+                raise ReadError("binary file", status="skipped")
+            return text
     for codec in (declared, "utf-8"):
         if codec:
             try:
                 return data.decode(codec)
             except (UnicodeDecodeError, LookupError):
                 continue
-    match = charset_normalizer.from_bytes(data).best()
-    text = str(match) if match is not None else None
+    matches = charset_normalizer.from_bytes(data)
+    best = matches.best()
+    western = _western(data, best, next((m for m in matches if "cp1252" in m.could_be_from_charset), None))
+    if western is not None:
+        return western
+    text = str(best) if best is not None else None
     if text is None or not _credible(text):
         raise ReadError("unknown text encoding")
-    log.debug("decoded as %s", match.encoding)
+    log.debug("decoded as %s", best.encoding)
+    return text
+
+
+def _utf16(data: bytes, *, final: bool) -> str | None:
+    """The text of UTF-16 without a byte-order mark, or None if the NULs are not where it puts them."""
+    sample = data[: min(len(data), _CREDIBILITY_SAMPLE) // 2 * 2]
+    pairs = len(sample) // 2
+    even, odd = sample[0::2].count(0), sample[1::2].count(0)
+    for nuls, other, codec in ((odd, even, "utf-16-le"), (even, odd, "utf-16-be")):
+        if pairs and nuls >= _UTF16_NUL_SHARE * pairs and other <= _UTF16_OTHER_NUL_SHARE * pairs:
+            try:
+                # a head of the file may end inside a character: an incremental decoder accepts that
+                text = codecs.getincrementaldecoder(codec)().decode(data, final=final)
+            except UnicodeDecodeError:
+                return None
+            return text if _credible(text) else None
+    return None
+
+
+def _western(data: bytes, best: CharsetMatch | None, western: CharsetMatch | None) -> str | None:
+    """The bytes as Windows-1252, unless they clearly say otherwise (``best`` is the guess, ``western`` the guesser's
+    Windows-1252 candidate if it kept one)."""
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError:
+        return None  # one of the five bytes Windows-1252 leaves undefined: another code page
+    sample = text[:_CREDIBILITY_SAMPLE]
+    letters = [ch for ch in sample if ch.isalpha()]
+    if sum(not ch.isascii() for ch in letters) > _MAX_ACCENTED_LETTERS * len(letters):
+        return None
+    if western is None:
+        short_and_clean = len(data) < _SHORT_GUESS_BYTES and all(
+            ch.isascii() or ch.isalpha() or ch in _WESTERN_MARKS for ch in sample
+        )
+        return text if short_and_clean else None
+    if best is not None and (best.chaos < western.chaos or best.coherence > western.coherence):
+        return None  # another code page reads with less mess or as a more coherent language
     return text
 
 
@@ -75,7 +139,7 @@ def looks_binary(head: bytes) -> bool:
     if any(head.startswith(bom) for bom, _ in _BOMS):
         return False
     if b"\x00" in head:
-        return True
+        return _utf16(head, final=False) is None
     try:
         # The head may end inside a multi-byte character: an incremental decoder accepts that.
         codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
