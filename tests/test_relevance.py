@@ -15,6 +15,7 @@ from engine.embed.static import StaticEmbedder
 from engine.resources import resource_path
 from engine.search import relevance as rel
 from engine.search.calibration import PRIOR_FOLDER, prior
+from engine.search.results import Mode
 
 # The three-file folder: one sentence answers "overnight rail service to Austria" by meaning alone.
 THREE_FILES = {
@@ -97,7 +98,8 @@ def test_the_lexical_bound_is_what_the_five_most_informative_words_score() -> No
     assert rel.lexical_bound(idf) == pytest.approx(4.0 + 3.0 + 2.0 + 1.0 + 0.5)
 
 
-def test_a_small_folder_needs_a_share_of_the_bar() -> None:
-    assert rel.bar(semantic_only=False, small_folder=False) == rel.RELEVANT
-    assert rel.bar(semantic_only=True, small_folder=False) == rel.SEMANTIC_RELEVANT
-    assert rel.bar(semantic_only=False, small_folder=True) == pytest.approx(rel.RELEVANT * rel.SMALL_FOLDER_SHARE)
+def test_each_mode_has_its_bar_and_a_small_folder_needs_a_share_of_it() -> None:
+    assert rel.bar(Mode.HYBRID, small_folder=False) == rel.RELEVANT
+    assert rel.bar(Mode.SEMANTIC, small_folder=False) == rel.SEMANTIC_RELEVANT
+    assert rel.bar(Mode.LEXICAL, small_folder=False) == rel.LEXICAL_RELEVANT
+    assert rel.bar(Mode.HYBRID, small_folder=True) == pytest.approx(rel.RELEVANT * rel.SMALL_FOLDER_SHARE)

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.search.results import Mode
+
 # Share of the fused score given to the semantic side in hybrid mode: tuned on the five classic collections and
 # STS-B dev (docs/decisions/0002-score-fusion-and-relevance-gate.md).
 SEMANTIC_SHARE = 0.3
@@ -30,6 +32,10 @@ LEXICAL_VOTE = 2.1
 # Semantic mode has no lexical side to add: its bar is the calibrated tail itself (random pairs exceed it one time
 # in a thousand), as it was before fusion.
 SEMANTIC_RELEVANT = 1.0
+# Lexical mode has no semantic side: a BM25 of 43% of what the query's key words could score (0.9 / LEXICAL_VOTE).
+# At 1.4 it answered nothing to 3-23% of the classic collections' queries; 0.9 keeps 97% of off-topic queries
+# unanswered and every classic collection under 2% (docs/decisions/0002-score-fusion-and-relevance-gate.md).
+LEXICAL_RELEVANT = 0.9
 # A passage can hardly be expected to hold more than this many of a long query's words: the lexical share is of
 # the query's most informative words, so that a paragraph-long query is not judged by a bar no passage clears.
 KEY_WORDS = 5
@@ -108,9 +114,9 @@ def fuse(cosine: np.ndarray, bm25: np.ndarray, semantic_share: float) -> np.ndar
     return semantic_share * semantic + (1.0 - semantic_share) * lexical
 
 
-def bar(*, semantic_only: bool, small_folder: bool) -> float:
-    """The evidence a document needs to answer a query (semantic mode has no lexical side to add to it)."""
-    value = SEMANTIC_RELEVANT if semantic_only else RELEVANT
+def bar(mode: Mode, *, small_folder: bool) -> float:
+    """The evidence a document needs to answer a query in ``mode`` (each one-sided mode has a bar of its own)."""
+    value = {Mode.HYBRID: RELEVANT, Mode.SEMANTIC: SEMANTIC_RELEVANT, Mode.LEXICAL: LEXICAL_RELEVANT}[mode]
     return value * SMALL_FOLDER_SHARE if small_folder else value
 
 

@@ -139,7 +139,7 @@ class Searcher:
         scale = self._scale(query_vectors, idf)
         ranked = self._fuse(docs, mode, scale)
         best_cosine = max((d.sem_score for d in ranked if d.sem_sentence is not None), default=None)
-        bar = rel.bar(semantic_only=mode is Mode.SEMANTIC, small_folder=self.store.sentence_count() < MIN_SENTENCES)
+        bar = rel.bar(mode, small_folder=self.store.sentence_count() < MIN_SENTENCES)
         answered = any(d.evidence >= bar for d in ranked) or scale.stands_out(best_cosine)
         top = ranked[0] if ranked else None
         ranked = ranked[: 3 * k + 10]
