@@ -47,12 +47,15 @@ class IgnoreRules:
 def walk(roots: Iterable[Path], rules: IgnoreRules) -> Iterator[Found]:
     """Every file under ``roots`` (files given directly are yielded as they are), depth first, sorted by name.
 
-    Symbolic links are followed, but each real directory and file is visited once, so link loops end and a file
-    reachable by two paths is indexed once. Unreadable directories and broken links are reported, not raised.
+    Symbolic links are followed as long as they stay inside the roots (a link to ``/etc/hostname`` in a folder of
+    notes would index a system file), and each real directory and file is visited once, so link loops end and a
+    file reachable by two paths is indexed once. Unreadable directories, broken links and links that lead outside
+    or to something other than a file or folder are reported, not raised.
     """
     seen: set[tuple[int, int]] = set()
+    roots = [Path(os.path.abspath(root)) for root in roots]
+    inside = tuple(os.path.realpath(root) for root in roots)
     for root in roots:
-        root = Path(os.path.abspath(root))
         try:
             st = root.stat()
         except FileNotFoundError:
@@ -62,13 +65,15 @@ def walk(roots: Iterable[Path], rules: IgnoreRules) -> Iterator[Found]:
             yield Found(root, _reason(e))
             continue
         if root.is_dir():
-            yield from _walk_dir(root, root, rules, seen)
+            yield from _walk_dir(root, root, rules, seen, inside)
         elif (st.st_dev, st.st_ino) not in seen:
             seen.add((st.st_dev, st.st_ino))
             yield Found(root)
 
 
-def _walk_dir(root: Path, folder: Path, rules: IgnoreRules, seen: set[tuple[int, int]]) -> Iterator[Found]:
+def _walk_dir(
+    root: Path, folder: Path, rules: IgnoreRules, seen: set[tuple[int, int]], inside: tuple[str, ...]
+) -> Iterator[Found]:
     try:
         st = folder.stat()
     except OSError as e:
@@ -99,8 +104,11 @@ def _walk_dir(root: Path, folder: Path, rules: IgnoreRules, seen: set[tuple[int,
             continue
         if rules.ignored(relative, entry.name, is_dir):
             continue
+        if (is_dir or is_file) and entry.is_symlink() and not _within(os.path.realpath(path), inside):
+            yield Found(path, "symbolic link leads outside the indexed folder", "skipped")
+            continue
         if is_dir:
-            yield from _walk_dir(root, path, rules, seen)
+            yield from _walk_dir(root, path, rules, seen, inside)
         elif is_file:
             try:
                 fst = path.stat()
@@ -111,8 +119,15 @@ def _walk_dir(root: Path, folder: Path, rules: IgnoreRules, seen: set[tuple[int,
                 seen.add((fst.st_dev, fst.st_ino))
                 yield Found(path)
         elif entry.is_symlink():
-            yield Found(path, "broken symbolic link")
+            if os.path.exists(path):
+                yield Found(path, "not a regular file (a symbolic link to a device, pipe or socket)", "skipped")
+            else:
+                yield Found(path, "broken symbolic link")
         # sockets, FIFOs and devices are not documents: passed over silently
+
+
+def _within(target: str, folders: tuple[str, ...]) -> bool:
+    return any(target == folder or target.startswith(folder.rstrip(os.sep) + os.sep) for folder in folders)
 
 
 def _reason(error: OSError) -> str:
