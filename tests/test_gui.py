@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QMimeData, QObject, QPointF, QSettings, Qt, QThread, QUrl, Slot
-from PySide6.QtGui import QDesktopServices, QDragEnterEvent, QDropEvent, QGuiApplication
+from PySide6.QtCore import QMimeData, QObject, QPointF, QSettings, Qt, QThread, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication
 from PySide6.QtWidgets import QApplication
 
 from app.gui import settings as S
@@ -54,24 +54,32 @@ def window(make_window) -> MainWindow:
     return make_window()
 
 
-class UrlRecorder(QObject):
-    """Receives the URLs the app asks the desktop to open (QDesktopServices' real handler hook)."""
+def launcher(folder: Path, name: str, script: str) -> Path:
+    """An executable ``name`` in ``folder``, a shell script (tests put it first on PATH, as an installed program)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(f"#!/bin/sh\n{script}\n", encoding="utf-8")
+    path.chmod(0o755)
+    return path
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.urls: list[QUrl] = []
 
-    @Slot(QUrl)
-    def handle(self, url: QUrl) -> None:
-        self.urls.append(url)
+class Opened:
+    """What the app asked the desktop to open, as the xdg-open first on PATH logged it (its arguments, a line a call)."""
+
+    def __init__(self, log: Path) -> None:
+        self.log = log
+
+    def paths(self) -> list[str]:
+        return self.log.read_text(encoding="utf-8").splitlines() if self.log.exists() else []
 
 
 @pytest.fixture
-def opened():
-    recorder = UrlRecorder()
-    QDesktopServices.setUrlHandler("file", recorder, "handle")
-    yield recorder.urls
-    QDesktopServices.unsetUrlHandler("file")
+def opened(tmp_path: Path, monkeypatch) -> Opened:
+    """A stand-in xdg-open that logs its arguments and succeeds: the app's real launch path, no desktop needed."""
+    log = tmp_path / "opened.log"
+    launcher(tmp_path / "bin", "xdg-open", f'echo "$*" >> "{log}"')
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    return Opened(log)
 
 
 def drop(window: MainWindow, paths: list[Path]) -> None:
@@ -200,14 +208,14 @@ def test_keyboard_navigation_open_copy_clear(qtbot, window, corpus, opened):
     assert QGuiApplication.clipboard().text() == first.sentence
 
     qtbot.keyClick(window.search_box, Qt.Key.Key_Return)
-    assert [u.toLocalFile() for u in opened] == [first.path]
+    qtbot.waitUntil(lambda: opened.paths() == [first.path])
     qtbot.keyClick(window.search_box, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
-    assert opened[-1].toLocalFile() == str(Path(first.path).parent)
+    qtbot.waitUntil(lambda: opened.paths()[-1:] == [str(Path(first.path).parent)])
 
     window.results.setFocus()
     qtbot.keyClick(window.results, Qt.Key.Key_Down)  # the list's own arrows work too
     qtbot.keyClick(window.results, Qt.Key.Key_Return)
-    assert opened[-1].toLocalFile() == second.path
+    qtbot.waitUntil(lambda: opened.paths()[-1:] == [second.path])
     qtbot.keyClick(window, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
     assert window.search_box.hasFocus()
     window.results.setFocus()
@@ -557,7 +565,7 @@ def test_enter_on_a_pdf_passage_falls_back_to_the_default_application(qtbot, win
     top = window.current_result()
     assert top.sentence == PDF_PAGE2_SENTENCE and top.page == 2
     qtbot.keyClick(window.search_box, Qt.Key.Key_Return)
-    assert [u.toLocalFile() for u in opened] == [str(pdf.resolve())]
+    qtbot.waitUntil(lambda: opened.paths() == [str(pdf.resolve())])
 
 
 def test_search_worker_keeps_its_graph_after_a_run_that_changed_nothing(qtbot, tmp_path: Path) -> None:
@@ -581,3 +589,60 @@ def test_search_worker_keeps_its_graph_after_a_run_that_changed_nothing(qtbot, t
             worker.reload()
         assert worker._index is not opened
         worker.close()
+
+
+def test_a_file_that_will_not_open_says_why_and_offers_its_path(qtbot, window, corpus, tmp_path, monkeypatch):
+    drop(window, [corpus])
+    wait_indexed(qtbot, window)
+    type_query(qtbot, window, "porpoises hunting with echolocation")
+    top = window.current_result()
+    # xdg-open as it ends on a desktop with no application for the file, or no file manager for a folder
+    launcher(tmp_path / "bin", "xdg-open", 'echo "xdg-open: no method available for opening \'$1\'" >&2; exit 3')
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    qtbot.keyClick(window.search_box, Qt.Key.Key_Return)
+    qtbot.waitUntil(window.banner.isVisible, timeout=10_000)
+    assert window.banner.text() == f"⚠ Could not open porpoise.md: no method available for opening '{top.path}'"
+    assert window.banner.copy_button.isVisible()
+    qtbot.mouseClick(window.banner.copy_button, Qt.MouseButton.LeftButton)
+    assert QGuiApplication.clipboard().text() == top.path
+    assert window.search_box.hasFocus()  # the message is no dialog: typing goes on
+
+    window.banner.hide()
+    qtbot.keyClick(window.search_box, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(window.banner.isVisible, timeout=10_000)
+    assert window.banner.text().startswith("⚠ Could not show porpoise.md in the file manager: no method available")
+
+    window.banner.hide()
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no xdg-open at all
+    qtbot.keyClick(window.search_box, Qt.Key.Key_Return)
+    qtbot.waitUntil(window.banner.isVisible, timeout=10_000)
+    assert window.banner.text() == "⚠ Could not open porpoise.md: xdg-open is not installed"
+
+
+def test_enter_opens_a_text_file_at_the_passage_line_in_the_default_editor(qtbot, window, tmp_path, opened,
+                                                                          monkeypatch):
+    config, data = tmp_path / "xdg-config", tmp_path / "xdg-data"
+    (data / "applications").mkdir(parents=True)
+    (data / "applications" / "org.gnome.gedit.desktop").write_text(
+        "[Desktop Entry]\nType=Application\nExec=gedit %U\nTerminal=false\n")
+    config.mkdir()
+    (config / "mimeapps.list").write_text("[Default Applications]\ntext/plain=org.gnome.gedit.desktop\n")
+    for name, value in (("XDG_CONFIG_HOME", config), ("XDG_CONFIG_DIRS", config), ("XDG_DATA_HOME", data),
+                        ("XDG_DATA_DIRS", data)):
+        monkeypatch.setenv(name, str(value))
+    edited = tmp_path / "gedit.log"
+    launcher(tmp_path / "bin", "gedit", f'echo "$*" >> "{edited}"')
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    notes = folder / "lighthouse.md"
+    notes.write_text("# Keepers\n\nThe keeper trimmed the wick at dusk.\n\n*Storms* came in autumn.\n"
+                     "Gulls nested on the gallery rail.\n\nThe lamp's   Fresnel lens\nfocused its beam over the "
+                     "reef for twenty miles.\n", encoding="utf-8")
+    drop(window, [folder])
+    wait_indexed(qtbot, window)
+    type_query(qtbot, window, "fresnel lens beam reef")
+    assert window.current_result().sentence.startswith("The lamp")
+    qtbot.keyClick(window.search_box, Qt.Key.Key_Return)
+    qtbot.waitUntil(edited.exists, timeout=10_000)
+    assert edited.read_text().split() == ["+8", str(notes.resolve())]
+    assert opened.paths() == []  # the editor was started directly, not through xdg-open

@@ -1,38 +1,122 @@
-"""Hand documents to the platform: open with the default application (at the passage's page where the PDF viewer
-takes one), or show in the file manager.
+"""Hand documents to the platform (open, at the passage's page or line where the application takes one, or show in
+the file manager) and say so when that failed.
 
-Plain opening goes through ``QDesktopServices`` where Qt can do it, so a URL handler registered for ``file`` (tests
-do this) sees every request; the page-aware command lines come from :mod:`app.gui.open_at_page`.
+Qt's ``QDesktopServices`` reports success once xdg-open has started, so a PDF with no viewer, or a folder with no
+file manager, failed silently: xdg-open's complaint went to stderr. Here the launcher is a child process whose exit
+status is watched for a few seconds, on a thread of its own, since finding a passage's line reads the file. The
+commands come from :mod:`app.gui.launch`.
 """
 
 from __future__ import annotations
 
 import logging
-import sys
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QProcess, QUrl
-from PySide6.QtGui import QDesktopServices
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from app.gui.open_at_page import page_command
+from app.gui.launch import Launch, OpenRequest, launch_for
+from app.gui.workers import start_thread
 
 log = logging.getLogger(__name__)
 
-
-def open_document(path: str, page: int | None = None) -> bool:
-    """Open ``path`` with the application the system associates with it, at ``page`` when that application can."""
-    command = page_command(path, page)
-    if command is not None:
-        if QProcess.startDetached(command[0], command[1:])[0]:
-            return True
-        log.info("could not start %s; opening %s with the default application", command[0], path)
-    return QDesktopServices.openUrl(QUrl.fromLocalFile(path))
+# How long a launcher is watched: xdg-open, gio and `open` give up on a file nothing can open within a second, while
+# one that is still running after this long is the application itself (xdg-open outside a desktop waits for it).
+WATCH_SECONDS = 5.0
+POLL_MS = 100
 
 
-def reveal(path: str) -> bool:
-    """Show ``path`` selected in the file manager (its folder, where the platform cannot select a file)."""
-    if sys.platform == "darwin":
-        return QProcess.startDetached("open", ["-R", path])[0]
-    if sys.platform == "win32":
-        return QProcess.startDetached("explorer", [f"/select,{Path(path)}"])[0]
-    return QDesktopServices.openUrl(QUrl.fromLocalFile(str(Path(path).parent)))
+@dataclass(frozen=True)
+class _Running:
+    """A launcher being watched: its process, where its stderr goes, and until when it is watched."""
+
+    request: OpenRequest
+    launch: Launch
+    process: subprocess.Popen
+    stderr: tempfile.SpooledTemporaryFile
+    until: float
+
+
+class Opener(QObject):
+    """Starts launchers on its own thread and emits ``failed(message, path)`` for those that fail."""
+
+    failed = Signal(str, str)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._running: list[_Running] = []
+        self._timer: QTimer | None = None  # made on the opener's thread, where it must tick
+
+    @Slot(object)
+    def open(self, request: OpenRequest) -> None:
+        """Start what opens ``request``; a failure arrives through ``failed``."""
+        path = Path(request.path)
+        if not path.exists():
+            self.failed.emit(f"{path} is no longer there; it will leave the index at the next refresh", "")
+            return
+        launch = launch_for(request)
+        # stderr to a file, not a pipe: a launcher still running when watching stops must never block on a full pipe
+        stderr = tempfile.SpooledTemporaryFile(max_size=65_536)
+        try:
+            process = subprocess.Popen(launch.argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                       stderr=stderr, start_new_session=True)
+        except OSError as e:
+            stderr.close()
+            what = f"{Path(launch.argv[0]).name} is not installed" if isinstance(e, FileNotFoundError) else e.strerror
+            self.failed.emit(f"Could not {request.action}: {what}", request.path)
+            return
+        log.info("started %s", launch.argv)
+        self._running.append(_Running(request, launch, process, stderr, time.monotonic() + WATCH_SECONDS))
+        if self._timer is None:
+            self._timer = QTimer(self, interval=POLL_MS)
+            self._timer.timeout.connect(self._poll)
+        self._timer.start()
+
+    def _poll(self) -> None:
+        still = []
+        for run in self._running:
+            status = run.process.poll()
+            if status is None and time.monotonic() < run.until:
+                still.append(run)
+                continue
+            if status and run.launch.checked:
+                self.failed.emit(f"Could not {run.request.action}: {_reason(run, status)}", run.request.path)
+            run.stderr.close()  # a launcher still running goes on alone; Python reaps it once it ends
+        self._running = still
+        if not still:
+            self._timer.stop()
+
+
+def _reason(run: _Running, status: int) -> str:
+    """The launcher's last line on stderr ("no method available for opening ..."), else its exit status."""
+    run.stderr.seek(0)
+    lines = [line.strip() for line in run.stderr.read().decode("utf-8", "replace").splitlines() if line.strip()]
+    program = Path(run.launch.argv[0]).name
+    return lines[-1].removeprefix(f"{program}: ") if lines else f"{program} ended with status {status}"
+
+
+class Desktop(QObject):
+    """The GUI thread's handle on the opener thread: ``open`` returns at once; failures arrive through ``failed``
+    (a sentence, and the path, for a "Copy path" offer)."""
+
+    failed = Signal(str, str)
+    _open = Signal(object)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._opener = Opener()
+        self._open.connect(self._opener.open)
+        self._opener.failed.connect(self.failed)
+        self._thread = start_thread(self._opener, "quire-open")
+
+    def open(self, request: OpenRequest) -> None:
+        """Open (or reveal) ``request.path`` on the opener thread."""
+        self._open.emit(request)
+
+    def shutdown(self) -> None:
+        """Stop the opener thread; launchers still running are left to run."""
+        self._thread.quit()
+        self._thread.wait()

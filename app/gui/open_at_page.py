@@ -12,7 +12,7 @@ import os
 import re
 import shutil
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PureWindowsPath
 
@@ -126,18 +126,38 @@ def _entries(path: Path, section: str, mime: str) -> list[str]:
     return out
 
 
-def linux_default_pdf_app(env: dict[str, str] | None = None) -> str | None:
-    """The desktop id of the default PDF application: the first installed entry under ``[Default Applications]``,
-    then ``[Added Associations]``, then the system's ``mimeinfo.cache``, as ``xdg-mime query default`` finds it
-    (read here directly: running xdg-mime, a shell script, would cost a noticeable pause on each Enter)."""
+def linux_default_app(mimes: Sequence[str], env: dict[str, str] | None = None) -> str | None:
+    """The desktop id of the default application for the first of ``mimes`` that has one: the first installed entry
+    under ``[Default Applications]``, then ``[Added Associations]``, then the system's ``mimeinfo.cache``, as
+    ``xdg-mime query default`` finds it (read here directly: running xdg-mime, a shell script, would cost a
+    noticeable pause on each Enter)."""
     installed = [d / "applications" for d in _xdg_dirs(env)[1]]
     lists = mimeapps_files(env)
-    candidates: Iterable[str] = [
-        *(i for f in lists for i in _entries(f, "[Default Applications]", PDF_MIME)),
-        *(i for f in lists for i in _entries(f, "[Added Associations]", PDF_MIME)),
-        *(i for d in installed for i in _entries(d / "mimeinfo.cache", "[MIME Cache]", PDF_MIME)),
-    ]
-    return next((i for i in candidates if any((d / i).is_file() for d in installed)), None)
+    for mime in mimes:
+        candidates: Iterable[str] = [
+            *(i for f in lists for i in _entries(f, "[Default Applications]", mime)),
+            *(i for f in lists for i in _entries(f, "[Added Associations]", mime)),
+            *(i for d in installed for i in _entries(d / "mimeinfo.cache", "[MIME Cache]", mime)),
+        ]
+        found = next((i for i in candidates if any((d / i).is_file() for d in installed)), None)
+        if found:
+            return found
+    return None
+
+
+def linux_default_pdf_app(env: dict[str, str] | None = None) -> str | None:
+    """The desktop id of the default PDF application (see :func:`linux_default_app`)."""
+    return linux_default_app((PDF_MIME,), env)
+
+
+def desktop_entry_runs_in_terminal(desktop_id: str, env: dict[str, str] | None = None) -> bool:
+    """Whether the installed desktop entry ``desktop_id`` says ``Terminal=true`` (vim, nvim: no window of their own)."""
+    for folder in (d / "applications" for d in _xdg_dirs(env)[1]):
+        entry = folder / desktop_id
+        if entry.is_file():
+            return any(line.strip().lower().replace(" ", "") == "terminal=true"
+                       for line in entry.read_text(encoding="utf-8", errors="replace").splitlines())
+    return False
 
 
 # -- Windows: the open command of the .pdf association ------------------------------------------------------------------

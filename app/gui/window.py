@@ -30,11 +30,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.gui import desktop
 from app.gui import settings as S
 from app.gui.controller import Controller, IndexState
 from app.gui.delegate import ResultDelegate
+from app.gui.desktop import Desktop
 from app.gui.folders import FileReport, FoldersPanel
+from app.gui.launch import OpenRequest
+from app.gui.message_bar import MessageBar
 from app.gui.preview import PreviewPane
 from app.gui.results_model import ResultsModel, Role
 from app.gui.search_box import SearchBox, has_local_paths
@@ -106,6 +108,7 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self.controller = Controller(index_dir, self.settings, self)
         self.watcher = FolderWatcher(self)
+        self.desktop = Desktop(self)
         self._last_query = ""
         self._like: LikeTarget | None = None  # what the "more like this" search on screen is like
         self._shown = 0  # generation of the answer on screen
@@ -150,10 +153,7 @@ class MainWindow(QMainWindow):
         top.addWidget(self.mode_box)
         top.addWidget(add_button)
 
-        self.banner = QLabel()
-        self.banner.setWordWrap(True)
-        self.banner.setVisible(False)
-        self.banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.banner = MessageBar()
 
         self.model = ResultsModel(self)
         self.results = QListView()
@@ -271,6 +271,7 @@ class MainWindow(QMainWindow):
         c.state_changed.connect(self._set_indexing_ui)
         c.run_finished.connect(self._on_run_finished)
         c.error.connect(self.show_error)
+        self.desktop.failed.connect(self.show_error)
         self.watcher.reindex.connect(c.index)
 
     def _restore(self) -> None:
@@ -448,17 +449,11 @@ class MainWindow(QMainWindow):
         return self.model.result(self.results.currentIndex().row())
 
     def open_current(self, reveal: bool) -> None:
-        """Enter opens the document (at the passage's page where the PDF viewer allows), Ctrl+Enter shows it in the
-        file manager."""
+        """Enter opens the document (at the passage's page or line where the viewer or editor takes one), Ctrl+Enter
+        shows it in the file manager; a failure shows above the results, with the path to copy."""
         result = self.current_result()
-        if result is None:
-            return
-        if not Path(result.path).exists():
-            self.show_error(f"{result.path} is no longer there; it will leave the index at the next refresh")
-            return
-        ok = desktop.reveal(result.path) if reveal else desktop.open_document(result.path, result.page)
-        if not ok:
-            self.show_error(f"could not {'show' if reveal else 'open'} {result.path}: no application is set up for it")
+        if result is not None:
+            self.desktop.open(OpenRequest(result.path, reveal, result.page, result.sentence, result.start))
 
     def copy_passage(self) -> None:
         """Ctrl+C: the best passage of the selected result to the clipboard."""
@@ -586,15 +581,16 @@ class MainWindow(QMainWindow):
             self.mode_box.setCurrentIndex(max(0, self.mode_box.findData(self.settings.get(S.SEARCH_MODE))))
             self.watcher.watch(self.settings.get(S.WATCHED))
 
-    def show_error(self, message: str) -> None:
-        """A readable message above the results (never a traceback)."""
-        self.banner.setText(f"⚠ {message}")
-        self.banner.setVisible(True)
+    def show_error(self, message: str, path: str = "") -> None:
+        """A readable message above the results (never a traceback); ``path``: the file it is about, which the
+        message offers to copy."""
+        self.banner.show_message(message, path)
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt API
         self.settings.set(S.GEOMETRY, self.saveGeometry())
         self.settings.set(S.SPLITTER, self.splitter.saveState())
         self.settings.flush()
         self.watcher.stop()
+        self.desktop.shutdown()
         self.controller.shutdown()
         super().closeEvent(event)

@@ -1,0 +1,83 @@
+"""What to run to open a result (at its page or line where the application takes one) or show it in its folder.
+
+Qt-free and side-effect free apart from reading the result's file to find its line, so every route can be checked
+without launching anything; :mod:`app.gui.desktop` runs the commands and watches how they end.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.gui.open_at_line import MAX_SCAN_BYTES, line_command, line_of
+from app.gui.open_at_page import page_command
+
+
+@dataclass(frozen=True)
+class OpenRequest:
+    """Open ``path`` (``reveal``: show it in the file manager instead); ``page``, ``sentence`` and ``start`` (its
+    offset in the indexed text) say where the passage is, for applications that can go there."""
+
+    path: str
+    reveal: bool = False
+    page: int | None = None
+    sentence: str = ""
+    start: int = 0
+
+    @property
+    def action(self) -> str:
+        """What was asked, for messages: "open tides.pdf", "show tides.pdf in the file manager"."""
+        name = Path(self.path).name
+        return f"show {name} in the file manager" if self.reveal else f"open {name}"
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A command line to start; ``checked``: a non-zero exit status means it failed (Windows Explorer returns 1
+    even when it did what was asked, so its status says nothing)."""
+
+    argv: tuple[str, ...]
+    checked: bool = True
+
+
+def plain_launch(path: str, platform: str = sys.platform) -> Launch:
+    """Open ``path`` with the platform's default application: xdg-open (which asks the desktop, or its portal in a
+    sandbox, and exits non-zero when nothing can open the file), macOS's ``open``, Explorer on Windows."""
+    if platform == "darwin":
+        return Launch(("open", path))
+    if platform == "win32":
+        return Launch(("explorer", path), checked=False)
+    return Launch(("xdg-open", path))
+
+
+def reveal_launch(path: str, platform: str = sys.platform) -> Launch:
+    """Show ``path`` selected in the file manager (its folder where the platform cannot select a file)."""
+    if platform == "darwin":
+        return Launch(("open", "-R", path))
+    if platform == "win32":
+        return Launch(("explorer", f"/select,{Path(path)}"), checked=False)
+    return Launch(("xdg-open", str(Path(path).parent)))
+
+
+def launch_for(request: OpenRequest, platform: str = sys.platform) -> Launch:
+    """The command for ``request``: a PDF viewer at the page, an editor at the line, else the plain route."""
+    if request.reveal:
+        return reveal_launch(request.path, platform)
+    command = page_command(request.path, request.page, platform=platform)
+    if command is None and request.sentence:
+        command = line_command(request.path, lambda: _line(request), platform=platform)
+    return Launch(tuple(command)) if command is not None else plain_launch(request.path, platform)
+
+
+def _line(request: OpenRequest) -> int | None:
+    """The passage's line in its file, read as the indexer decoded it; None when the file is not text."""
+    from engine.errors import ReadError  # on the opening thread: the engine is loaded by the time results show
+    from engine.ingest.readers.text import decode
+
+    try:
+        if Path(request.path).stat().st_size > MAX_SCAN_BYTES:
+            return None
+        return line_of(decode(Path(request.path).read_bytes()), request.sentence, request.start)
+    except (OSError, ReadError):
+        return None
