@@ -646,3 +646,59 @@ def test_enter_opens_a_text_file_at_the_passage_line_in_the_default_editor(qtbot
     qtbot.waitUntil(edited.exists, timeout=10_000)
     assert edited.read_text().split() == ["+8", str(notes.resolve())]
     assert opened.paths() == []  # the editor was started directly, not through xdg-open
+
+
+def test_the_selection_stays_on_the_opened_result_when_the_list_refreshes(qtbot, window, corpus, opened):
+    window.settings.set(S.WATCH_NEW, True)
+    drop(window, [corpus])
+    wait_indexed(qtbot, window)
+    type_query(qtbot, window, "water")
+    assert window.model.rowCount() >= 2
+    qtbot.keyClick(window.search_box, Qt.Key.Key_Down)
+    second = window.current_result()
+    qtbot.keyClick(window.search_box, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: opened.paths() == [second.path])
+    # the editor writes a swap file beside the document: the watcher re-indexes, and the query runs again
+    with qtbot.waitSignal(window.controller.run_finished, timeout=INDEX_TIMEOUT_MS):
+        (Path(second.path).parent / f".{Path(second.path).name}.swp").write_bytes(b"\x00swap")
+    with qtbot.waitSignal(window.results_shown, timeout=10_000):
+        pass
+    assert window.current_result().path == second.path
+    qtbot.keyClick(window.search_box, Qt.Key.Key_Return)  # a second Enter opens the same file again
+    qtbot.waitUntil(lambda: opened.paths() == [second.path, second.path])
+
+
+def test_a_query_note_is_replaced_by_the_next_answer(qtbot, window, corpus):
+    drop(window, [corpus])
+    wait_indexed(qtbot, window)
+    type_query(qtbot, window, "echolocation squid stethescope")
+    assert window.statusBar().currentMessage() == "“stethescope” is in none of your documents"
+    type_query(qtbot, window, "echolocation squid")
+    assert window.statusBar().currentMessage() == ""
+
+
+def test_run_messages_count_right_and_name_a_skipped_file_once(qtbot, window, tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "tides.txt").write_text("Spring tides follow the full and the new moon.", encoding="utf-8")
+    empty = folder / "empty.txt"
+    empty.write_text("", encoding="utf-8")
+    bar = window.statusBar()
+
+    def run(paths: list[Path]) -> str:
+        bar.clearMessage()
+        with qtbot.waitSignal(window.controller.run_finished, timeout=INDEX_TIMEOUT_MS):
+            window.add_paths([str(p) for p in paths])
+        wait_indexed(qtbot, window)
+        return bar.currentMessage()
+
+    first = run([folder])
+    assert first.startswith("indexed 1 document (1 sentence) in ")
+    assert first.endswith("; 1 file not indexed (see File report)")
+    assert run([folder]) == ""  # a pass that changed nothing (a watcher's, after a file was opened) says nothing
+    empty.write_text("Neap tides come at the quarter moons.", encoding="utf-8")
+    assert run([folder]).startswith("indexed 1 document (1 sentence)")
+    empty.write_text("", encoding="utf-8")  # skipped again: it changed, so it is named again
+    assert run([folder]) == "1 file not indexed (see File report)"
+    (folder / "tides.txt").unlink()
+    assert run([folder]) == "1 deleted file left the index"

@@ -39,6 +39,7 @@ from app.gui.launch import OpenRequest
 from app.gui.message_bar import MessageBar
 from app.gui.preview import PreviewPane
 from app.gui.results_model import ResultsModel, Role
+from app.gui.run_report import Problem, problems_of, run_message
 from app.gui.search_box import SearchBox, has_local_paths
 from app.gui.settings import Settings
 from app.gui.settings_dialog import MODE_LABELS, SettingsDialog
@@ -110,6 +111,8 @@ class MainWindow(QMainWindow):
         self.watcher = FolderWatcher(self)
         self.desktop = Desktop(self)
         self._last_query = ""
+        self._query_note = ""  # the status-bar note about the answer on screen, replaced by the next answer's
+        self._announced: frozenset[Problem] | None = None  # files not indexed that were told about (None: not known)
         self._like: LikeTarget | None = None  # what the "more like this" search on screen is like
         self._shown = 0  # generation of the answer on screen
         self._status = None
@@ -372,14 +375,21 @@ class MainWindow(QMainWindow):
             self.like_chip.setToolTip(f"Documents like {what}\nEsc or click to clear")
 
     def _on_answer(self, generation: int, response: SearchResponse) -> None:
-        self.banner.setVisible(False)
         self._shown = generation
+        # the same query answered again (indexing brought new content, the mode changed) keeps the selected
+        # document and the message above the list: a watcher pass after Enter opened a file (or failed to) must
+        # neither move the selection to another file nor hide why it did not open
+        previous, selected = self.model.response, self.current_result()
+        if previous is None or previous.query != response.query:
+            self.banner.setVisible(False)
+        kept = selected.path if selected is not None and previous.query == response.query else None
         self.model.set_response(response)
         # a file's sentences as the query miss words by the dozen; only typed words are worth naming
         missing = _missing_text(response.missing) if response.missing and self._like is None else ""
         if response.results:
             self.results_stack.setCurrentWidget(self.results)
-            self.results.setCurrentIndex(self.model.index(0))
+            row = next((r for r, result in enumerate(response.results) if result.path == kept), 0)
+            self.results.setCurrentIndex(self.model.index(row))
             self._explain_timer.start()
         else:
             wanted = f"like {self._like.label}" if self._like else f"for “{response.query}”"
@@ -387,9 +397,17 @@ class MainWindow(QMainWindow):
             self._show_empty(f"Nothing relevant found {wanted}.{said}\nTry other words, or switch the search mode.",
                              weak_hidden=response.weak_hidden)
             self.preview.show_result(None)
-        for note in ([missing] if missing and response.results else []) + list(response.notes):
-            self.statusBar().showMessage(note, 8000)
+        self._show_query_note(" · ".join(([missing] if missing and response.results else []) + list(response.notes)))
         self.results_shown.emit(response)
+
+    def _show_query_note(self, note: str) -> None:
+        """Say ``note`` about the answer on screen in the status bar, in place of the previous answer's."""
+        bar = self.statusBar()
+        if note:
+            bar.showMessage(note)
+        elif self._query_note and bar.currentMessage() == self._query_note:
+            bar.clearMessage()
+        self._query_note = note
 
     def _explain_visible(self) -> None:
         """Ask for the chips and context of the rows on screen (and the selected one) that lack them."""
@@ -427,6 +445,7 @@ class MainWindow(QMainWindow):
         self.controller.invalidate()
         self.model.set_response(None)
         self.preview.show_result(None)
+        self._show_query_note("")
         self._show_empty("Type to search.")
 
     def clear_search(self) -> None:
@@ -542,15 +561,17 @@ class MainWindow(QMainWindow):
 
     def _on_run_finished(self, report) -> None:
         if report is not None:
-            problems = len(report.issues)
-            note = f"; {problems} file{'s' if problems != 1 else ''} not indexed (see File report)" if problems else ""
-            verb = "stopped after" if report.cancelled else "indexed"
-            self.statusBar().showMessage(f"{verb} {report.documents:,} documents ({report.sentences:,} sentences) "
-                                         f"in {report.seconds:.1f} s{note}", 10000)
+            message, self._announced = run_message(report, self._announced or ())
+            if message:
+                self.statusBar().showMessage(message, 10000)
         self._search_again()  # queued behind the searcher's reload, so it sees the new content
 
     def _on_status(self, status) -> None:
         self._status = status
+        # problems the index held before this window saw a run were reported then; one that went away is forgotten,
+        # so it is announced again if it comes back
+        problems = problems_of(status) if status is not None else frozenset()
+        self._announced = problems if self._announced is None else self._announced & problems
         busy = "indexing…" if self.controller.state is IndexState.RUNNING else ""
         self.folders.show_status(status, self.settings.get(S.WATCHED), busy)
         self.summary.setText("" if status is None else
