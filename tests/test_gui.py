@@ -702,3 +702,21 @@ def test_run_messages_count_right_and_name_a_skipped_file_once(qtbot, window, tm
     assert run([folder]) == "1 file not indexed (see File report)"
     (folder / "tides.txt").unlink()
     assert run([folder]) == "1 deleted file left the index"
+
+
+def test_result_cards_wrap_to_a_small_window(qtbot, window, corpus):
+    drop(window, [corpus])
+    wait_indexed(qtbot, window)
+    type_query(qtbot, window, "porpoises hunting with echolocation")
+    window.resize(760, 520)  # the cards were laid out for the larger window
+    qtbot.waitUntil(lambda: window.results.viewport().width() < 400)  # the list's share of a 760-pixel window
+    qtbot.wait(100)  # the list lays its items out again on a timer after a resize
+
+    def fits() -> bool:
+        viewport = window.results.viewport().width()
+        return not window.results.horizontalScrollBar().isVisible() and all(
+            window.results.visualRect(window.model.index(r)).right() < viewport for r in range(window.model.rowCount()))
+
+    assert fits()
+    type_query(qtbot, window, "porpoises in the ocean")  # and a new answer shown in the small window
+    assert fits()

@@ -78,7 +78,10 @@ class ResultDelegate(QStyledItemDelegate):
         # rows are the same height and the list lays them out without asking each one
         height = (PAD * 2 + QFontMetrics(title).height() + QFontMetrics(small).height() + 6
                   + QFontMetrics(option.font).lineSpacing() * PASSAGE_LINES + 8 + QFontMetrics(small).height() + 8)
-        return QSize(option.rect.width() or 400, height)
+        # no width of its own: the list stretches each card to its viewport, so cards wrap to the view, however
+        # narrow, and no horizontal scroll bar appears (a card as wide as the view was when it was laid out kept
+        # that width after the window shrank)
+        return QSize(0, height)
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
         self.initStyleOption(option, index)
