@@ -103,3 +103,23 @@ def test_each_mode_has_its_bar_and_a_small_folder_needs_a_share_of_it() -> None:
     assert rel.bar(Mode.SEMANTIC, small_folder=False) == rel.SEMANTIC_RELEVANT
     assert rel.bar(Mode.LEXICAL, small_folder=False) == rel.LEXICAL_RELEVANT
     assert rel.bar(Mode.HYBRID, small_folder=True) == pytest.approx(rel.RELEVANT * rel.SMALL_FOLDER_SHARE)
+
+
+def test_a_document_is_shown_by_its_sentence_with_most_evidence_not_its_best_passage_first(tmp_path: Path) -> None:
+    """A FAQ's first passage scores most BM25 (it says "sed", "file" and "edition", which stems like "edit", again
+    and again); the sentence that answers is in a later passage and holds "place" too."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    intro = " ".join(f"The second edition of this sed FAQ file, chapter {i}, revises the first edition of the file."
+                     for i in range(12))
+    options = " ".join(f"Option group {i} of GNU sed changes how scripts are read and printed." for i in range(12))
+    (docs / "sedfaq.txt").write_text(
+        f"{intro}\n\n{options} The -i option activates in-place editing of a file. {options}\n", encoding="utf-8")
+    for name, text in THREE_FILES.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    index = Index(tmp_path / "db")
+    index.add([docs])
+    for mode in ("hybrid", "lexical"):
+        top = index.search("edit a file in place with sed", mode=mode).results[0]
+        assert Path(top.path).name == "sedfaq.txt" and top.sentence.startswith("The -i option activates"), mode
+    index.close()

@@ -103,9 +103,18 @@ def test_cosines_of_sentences_not_in_the_graph_come_from_the_database(idx: Index
     assert [r.similarity for r in from_database] == pytest.approx([r.similarity for r in from_graph], abs=2e-3)
 
 
-def test_cosines_are_read_only_for_the_sentences_a_result_may_be_shown_by(idx: Index, monkeypatch) -> None:
+def test_cosines_are_read_only_for_the_sentences_a_result_may_be_shown_by(tmp_path: Path, monkeypatch) -> None:
     from engine.search import searcher as searcher_module
 
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(5):
+        (docs / f"sea{i}.txt").write_text(
+            f"Report {i} on the coast. Whales hunt fish near the shore. The weather was calm all week. Boats left "
+            "the harbour at dawn. Whales use sound to find fish. Nets were mended on the quay. The fish market opened "
+            "late. Gulls followed the boats home.\n", encoding="utf-8")
+    idx = Index(tmp_path / "idx", config=IndexConfig(workers=0))
+    idx.add([docs])
     asked: list[list[int]] = []
     read = VectorIndex.vectors
     monkeypatch.setattr(VectorIndex, "vectors", lambda self, ids: asked.append(list(ids)) or read(self, ids))

@@ -51,6 +51,14 @@ BOILERPLATE_DOCS = 5
 BOILERPLATE_MIN_DOCS = 3
 BOILERPLATE_SHARE = 0.05
 BOILERPLATE_PENALTY = 0.5
+# Passages of a document, after its best by BM25, whose sentences it may also be shown by: the sentence that
+# answers best is not always in the passage with most query words (a FAQ's "second edition" against its "-i
+# activates in-place editing").
+MORE_PASSAGES = 2
+# A sentence's best few by query-word mass are weighed by their whole evidence (:func:`_contenders`).
+CONTENDERS = 3
+# A query word a sentence holds only as another word of the same stem ("edition" for "edit") counts this much.
+STEM_ONLY_SHARE = 0.5
 # Documents beyond k weighed in the first round (:func:`_rounds`): those that turn out weak or duplicates.
 FIRST_ROUND_SLACK = 5
 # Hybrid queries that may rank their words at the same time (one per search thread the app and tools run).
@@ -70,6 +78,7 @@ class _Doc:
     span_rows: list[dict] = field(default_factory=list)
     boilerplate: bool = False
     lex_passage: int | None = None
+    lex_more: list[int] = field(default_factory=list)  # the document's next best passages (MORE_PASSAGES)
     lex_score: float = 0.0
     sem_rank: int | None = None
     lex_rank: int | None = None
@@ -90,6 +99,24 @@ class _Evidence:
     coverage: float
     weak: bool
     duplicates: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Query:
+    """What weighing a document needs to know of the query: its mode, vectors, terms (stem -> term) and their IDF,
+    its relevance scale, whether it was answered and the bar it was judged by."""
+
+    mode: Mode
+    vectors: np.ndarray | None
+    stems: dict[str, T.Term]
+    idf: dict[str, float]
+    scale: rel.Scale
+    answered: bool
+    bar: float
+
+    @functools.cached_property
+    def stem_set(self) -> frozenset[str]:
+        return frozenset(self.stems)
 
 
 class Searcher:
@@ -141,9 +168,9 @@ class Searcher:
         best_cosine = max((d.sem_score for d in ranked if d.sem_sentence is not None), default=None)
         bar = rel.bar(mode, small_folder=self.store.sentence_count() < MIN_SENTENCES)
         answered = any(d.evidence >= bar for d in ranked) or scale.stands_out(best_cosine)
+        asked = _Query(mode, query_vectors, stems, idf, scale, answered, bar)
         top = ranked[0] if ranked else None
         ranked = ranked[: 3 * k + 10]
-        stem_set = frozenset(stems)
         candidates: dict[int, list[dict]] = {}
         if facet_rerank.enabled(rerank_facets):
             candidates = self._candidates(ranked)
@@ -153,8 +180,7 @@ class Searcher:
         seen_hashes: dict[str, _Evidence] = {}
         strong = 0
         # lazily: the next part of the ranking is weighed only if the ones before did not give k results
-        weighed = (e for part in _rounds(ranked, k) for e in self._weigh(part, mode, query_vectors, stem_set, idf,
-                                                                          candidates, answered, bar))
+        weighed = (e for part in _rounds(ranked, k) for e in self._weigh(part, asked, candidates))
         for evidence in weighed:
             record = evidence.record
             if record["hash"] in seen_hashes:
@@ -167,7 +193,7 @@ class Searcher:
                 break
         # most documents weighed here are weak and never shown: only the shown ones are made into results
         shown = picked[:k] if include_weak else [e for e in picked if not e.weak][:k]
-        results = _monotonic([self._result(e, mode, stems, stem_set, idf, top, bar) for e in shown])
+        results = _monotonic([self._result(e, asked, top) for e in shown])
         if explain:
             results = self.explain(query, results, [e.best for e in shown])
         return SearchResponse(
@@ -192,9 +218,9 @@ class Searcher:
         if mode is Mode.SEMANTIC:
             return docs, query_vectors, {t.stem: t for t in T.query_terms(query)}, None
         stems, df, best = words.result() if words is not None else self._lexical(query)
-        for doc_id, (passage_id, score) in best.items():
+        for doc_id, passages in best.items():
             doc = _doc(docs, doc_id)
-            doc.lex_passage, doc.lex_score = passage_id, score
+            (doc.lex_passage, doc.lex_score), doc.lex_more = passages[0], [p for p, _ in passages[1:]]
         return docs, query_vectors, stems, df
 
     def _semantic(self, query: str, docs: dict[int, _Doc], notes: list[str]) -> np.ndarray | None:
@@ -227,18 +253,19 @@ class Searcher:
                 doc.sem_score, doc.sem_cosine, doc.sem_sentence, doc.boilerplate = penalised, sim, sid, boilerplate
         return vectors  # the best sentences' rows are read for the documents weighed (:meth:`_candidates`)
 
-    def _lexical(self, query: str) -> tuple[dict[str, T.Term], dict[str, int], dict[int, tuple[int, float]]]:
-        """The query's terms, their document frequencies, and each matching document's best passage by BM25
-        (passage id, score), best documents first."""
+    def _lexical(self, query: str) -> tuple[dict[str, T.Term], dict[str, int], dict[int, list[tuple[int, float]]]]:
+        """The query's terms, their document frequencies, and each matching document's best passages by BM25
+        (passage id, score; the best and up to MORE_PASSAGES more, best first)."""
         phrases, rest = T.split_phrases(query)
         words = T.query_terms(rest)
         stems = {t.stem: t for t in words}
         for phrase in phrases:
             stems.update({t.stem: t for t in T.query_terms(phrase)})
-        best: dict[int, tuple[int, float]] = {}
-        for passage_id, doc_id, score in self._bm25(phrases, words):
-            if doc_id not in best or score > best[doc_id][1]:
-                best[doc_id] = (passage_id, score)
+        best: dict[int, list[tuple[int, float]]] = {}
+        for passage_id, doc_id, score in sorted(self._bm25(phrases, words), key=lambda r: (-r[2], r[0])):
+            kept = best.setdefault(doc_id, [])
+            if len(kept) <= MORE_PASSAGES:
+                kept.append((passage_id, score))
         return stems, self.store.term_document_frequencies(list(stems)), best
 
     def _bm25(self, phrases: list[str], words: list[T.Term]) -> list[tuple[int, int, float]]:
@@ -325,7 +352,8 @@ class Searcher:
             doc.sem_row = rows.get(doc.sem_sentence) if doc.sem_sentence is not None else None
             if doc.sem_row is not None and context.is_short(context.word_counts([doc.sem_row["text"]]))[0]:
                 doc.span_rows = self._span(doc.sem_row)
-        passages = self.store.sentences_of_passages([d.lex_passage for d in docs if d.lex_passage is not None])
+        passages = self.store.sentences_of_passages(
+            [p for d in docs if d.lex_passage is not None for p in [d.lex_passage, *d.lex_more]])
         return {d.doc_id: _candidates_of(d, passages) for d in docs}
 
     def _span(self, row: dict) -> list[dict]:
@@ -334,52 +362,48 @@ class Searcher:
         near = [r for r in self.store.neighbours(row["doc_id"], row["ordinal"], context.MAX_SPAN - 1) if r["id"] != row["id"]]
         return [r for r, short in zip(near, context.is_short(context.word_counts([r["text"] for r in near]))) if not short]
 
-    def _weigh(self, part: Sequence[_Doc], mode: Mode, query_vectors: np.ndarray | None, stem_set: frozenset[str],
-               idf: dict[str, float], candidates: dict[int, list[dict]], answered: bool, bar: float
-               ) -> list[_Evidence]:
+    def _weigh(self, part: Sequence[_Doc], asked: _Query, candidates: dict[int, list[dict]]) -> list[_Evidence]:
         """The evidence of each document of ``part`` of the ranking, in order; documents deleted while ranking are
         left out. ``candidates`` holds the documents' candidate sentences read so far, and gains those of ``part``."""
         meta = self.store.documents_by_id([d.doc_id for d in part])
         candidates.update(self._candidates([d for d in part if d.doc_id not in candidates]))
         rows_by_id = {c["id"]: c for d in part for c in candidates[d.doc_id]}
-        found = dict(zip(rows_by_id, T.stems_found([c["text"] for c in rows_by_id.values()], stem_set)))
+        found = dict(zip(rows_by_id, T.stems_found([c["text"] for c in rows_by_id.values()], asked.stem_set)))
         # rounded: the same words summed in another order (a set's) must tie, and ranking compares masses hundreds
         # of times per query, so they are rounded once here
-        mass = {sid: round(sum(idf.get(s, 0.0) for s in stems_in), 6) for sid, stems_in in found.items()}
+        mass = {sid: round(sum(asked.idf.get(s, 0.0) for s in stems_in), 6) for sid, stems_in in found.items()}
         # a cosine decides only between a document's sentences with the most query-word mass, and is shown for the
         # one picked: those few vectors are read, not the few hundred of every candidate (18 us each from the graph)
-        cosines = self._cosines(query_vectors, sorted(
-            {sid for d in part for sid in _contenders(d, candidates[d.doc_id], mass, mode)}))
+        cosines = self._cosines(asked.vectors, sorted(
+            {sid for d in part for sid in _contenders(d, candidates[d.doc_id], mass, asked.mode)}))
         return [
-            self._evidence(d, meta[d.doc_id], mode, candidates[d.doc_id], cosines, found, mass, idf, answered, bar)
+            self._evidence(d, meta[d.doc_id], asked, candidates[d.doc_id], cosines, found, mass)
             for d in part
             # deleted while we were ranking: the document, or the sentence it was found by
             if d.doc_id in meta and candidates[d.doc_id] and (d.sem_sentence is None or d.sem_row is not None)
         ]
 
     def _evidence(
-        self, doc: _Doc, record: dict, mode: Mode, candidates: list[dict], cosines: dict[int, float],
-        found: dict[int, set[str]], mass: dict[int, float], idf: dict[str, float], answered: bool, bar: float,
+        self, doc: _Doc, record: dict, asked: _Query, candidates: list[dict], cosines: dict[int, float],
+        found: dict[int, set[str]], mass: dict[int, float],
     ) -> _Evidence:
         """What decides whether one document is shown, and by which sentence (``found``: each candidate sentence's
         query stems; ``mass``: their summed IDF)."""
-        if doc.sem_sentence is not None and mode is Mode.SEMANTIC:
+        if doc.sem_sentence is not None and asked.mode is Mode.SEMANTIC:
             best = _semantic_best(doc, cosines)
         else:
-            # the sentence with most informative query words, then the most similar one
-            best = max(candidates, key=lambda c: (mass[c["id"]], cosines.get(c["id"], -1.0)))
+            best = _best_sentence(candidates, asked, cosines, found, mass)
             if mass[best["id"]] == 0 and doc.sem_sentence is not None:
                 best = _semantic_best(doc, cosines)
         matched = set().union(*(found[c["id"]] for c in candidates))
-        total_idf = sum(idf.values())
-        coverage = sum(idf.get(s, 0.0) for s in matched) / total_idf if total_idf else 0.0
+        total_idf = sum(asked.idf.values())
+        coverage = sum(asked.idf.get(s, 0.0) for s in matched) / total_idf if total_idf else 0.0
         similarity = cosines.get(best["id"])
         # weak: the query found nothing relevant at all, or this document's evidence is far below what that takes
-        weak = not answered or doc.evidence < rel.WEAK_SHARE * bar
+        weak = not asked.answered or doc.evidence < rel.WEAK_SHARE * asked.bar
         return _Evidence(doc, record, best, similarity, matched, coverage, weak)
 
-    def _result(self, evidence: _Evidence, mode: Mode, stems: dict[str, T.Term], stem_set: frozenset[str],
-                idf: dict[str, float], top: _Doc | None, bar: float) -> SearchResult:
+    def _result(self, evidence: _Evidence, asked: _Query, top: _Doc | None) -> SearchResult:
         """The result for one document (context left empty: :meth:`explain` adds it). Its score is the ranking's
         fused score scaled so that the ranking's first document shows its relevance (0-100)."""
         doc, record, best, similarity = evidence.doc, evidence.record, evidence.best, evidence.similarity
@@ -389,25 +413,26 @@ class Searcher:
             cosine_percentile=percentile,
             bm25=doc.lex_score if doc.lex_passage is not None else None,
             matched_terms=tuple(
-                MatchedTerm(stems[s].word, s, round(idf.get(s, 0.0), 4)) for s in stems if s in evidence.matched
+                MatchedTerm(t.word, s, round(asked.idf.get(s, 0.0), 4)) for s, t in asked.stems.items()
+                if s in evidence.matched
             ),
             term_coverage=round(evidence.coverage, 4),
             semantic_rank=doc.sem_rank,
             lexical_rank=doc.lex_rank,
-            fusion=(f"score fusion ({_semantic_share(mode):.0%} meaning, {1 - _semantic_share(mode):.0%} words)"
-                    if mode is Mode.HYBRID else mode.value),
+            fusion=(f"score fusion ({rel.SEMANTIC_SHARE:.0%} meaning, {1 - rel.SEMANTIC_SHARE:.0%} words)"
+                    if asked.mode is Mode.HYBRID else asked.mode.value),
             contributions={"fused": round(doc.fused, 6), "evidence": round(doc.evidence, 4)},
             boilerplate=doc.boilerplate,
         )
         score = 0.0
         if top is not None and top.fused > 0:
-            score = rel.relevance(top.evidence, bar) * doc.fused / top.fused
+            score = rel.relevance(top.evidence, asked.bar) * doc.fused / top.fused
         return SearchResult(
             path=record["path"], title=record["title"] or "", score=round(float(score), 1),
             similarity=None if similarity is None else round(float(similarity), 4),
             sentence=best["text"], start=best["start"], end=best["end"], page=best["page"], ordinal=best["ordinal"],
             context_before=(), context_after=(),
-            highlights=tuple(Highlight(a, b, s, 1.0) for a, b, s in T.matches(best["text"], stem_set)),
+            highlights=tuple(Highlight(a, b, s, 1.0) for a, b, s in T.matches(best["text"], asked.stem_set)),
             explanation=explanation,
             weak=evidence.weak,
             duplicates=tuple(evidence.duplicates),
@@ -485,14 +510,39 @@ def _monotonic(results: list[SearchResult]) -> list[SearchResult]:
 
 
 def _contenders(doc: _Doc, candidates: list[dict], mass: dict[int, float], mode: Mode) -> list[int]:
-    """Ids of the sentences :meth:`Searcher._evidence` may show ``doc`` by and must know the cosine of: those tied
-    at the most query-word ``mass``, and the best semantic sentence."""
+    """Ids of the sentences :meth:`Searcher._evidence` may show ``doc`` by and must know the cosine of: the
+    CONTENDERS with most query-word ``mass`` (and any tied with the last of them; none without a query word), and the
+    best semantic sentence."""
     ids = [doc.sem_row["id"]] if doc.sem_row is not None else []
     ids += [r["id"] for r in doc.span_rows]
     if candidates and mode is not Mode.SEMANTIC:
-        top = max(mass[c["id"]] for c in candidates)
-        ids += [c["id"] for c in candidates if mass[c["id"]] == top]
+        masses = sorted({mass[c["id"]] for c in candidates if mass[c["id"]] > 0}, reverse=True)[:CONTENDERS]
+        ids += [c["id"] for c in candidates if masses and mass[c["id"]] >= masses[-1]]
     return ids
+
+
+def _best_sentence(candidates: list[dict], asked: _Query, cosines: dict[int, float], found: dict[int, set[str]],
+                   mass: dict[int, float]) -> dict:
+    """The candidate with most evidence on the relevance scale (its cosine, and its query words as a share of what
+    the query's key words could score, a word held only through its stem counting STEM_ONLY_SHARE), among those
+    whose cosine is known (:func:`_contenders`); then the most query-word mass."""
+    known = [c for c in candidates if c["id"] in cosines] or [max(candidates, key=lambda c: mass[c["id"]])]
+    if asked.vectors is None:
+        known = [c for c in candidates if mass[c["id"]] > 0] or candidates
+    words = np.array([_word_mass(c["text"], found[c["id"]], asked) for c in known])
+    cosine = np.array([cosines.get(c["id"], np.nan) for c in known])
+    evidence = asked.scale.evidence(cosine, words)
+    return max(zip(known, evidence.tolist()), key=lambda ce: (round(ce[1], 6), mass[ce[0]["id"]]))[0]
+
+
+def _word_mass(text: str, stems_in: set[str], asked: _Query) -> float:
+    """The IDF of the query's words in ``text``, each counted fully where the text has the query's own word and by
+    STEM_ONLY_SHARE where it has only another word of its stem."""
+    if not stems_in:
+        return 0.0
+    words = {T.fold(w) for w, _, _ in T.words(text)}
+    return sum(asked.idf.get(s, 0.0) * (1.0 if T.fold(asked.stems[s].word) in words else STEM_ONLY_SHARE)
+               for s in stems_in)
 
 
 def _semantic_best(doc: _Doc, cosines: dict[int, float]) -> dict:
@@ -515,9 +565,10 @@ def _rounds(ranked: list[_Doc], k: int) -> Iterator[list[_Doc]]:
 
 
 def _candidates_of(doc: _Doc, passages: dict[int, list[dict]]) -> list[dict]:
-    """The sentences a document may be shown by: its best lexical passage's, its best semantic sentence and, when that
-    is a short line, the sentences it was embedded with."""
-    rows = list(passages.get(doc.lex_passage, ())) if doc.lex_passage is not None else []
+    """The sentences a document may be shown by: its best lexical passages', its best semantic sentence and, when
+    that is a short line, the sentences it was embedded with."""
+    lexical = [doc.lex_passage, *doc.lex_more] if doc.lex_passage is not None else []
+    rows = [row for passage in lexical for row in passages.get(passage, ())]
     for row in ([doc.sem_row] if doc.sem_row is not None else []) + doc.span_rows:
         if all(r["id"] != row["id"] for r in rows):
             rows.append(row)
