@@ -1,12 +1,9 @@
 """BLAS on one thread while quire indexes.
 
-An indexing run already keeps both cores of a small machine busy with threads of its own (reader processes,
-hnswlib's inserts, the facets' clustering), and its matrix products are small: a batch's projection into the graph's
-dimensions, a batch's facet codes. OpenBLAS's worker threads spin for a while after each product before they sleep,
-on the cores those threads need. Measured here, a 4096 x 256 by 256 x 128 product every 0.2 s cost 149 ms of CPU
-per call with two BLAS threads (15 ms back to back); indexing 46k Wikipedia sentences (bench/index_wiki.py
---files 6) took 29.8 CPU-s and 18.9 s with two BLAS threads, 21.2 CPU-s and 13.7 s with one. Queries keep every
-BLAS thread: explaining results did better with two (semantic with explanations p50 41.8 against 46.4 ms).
+An indexing run's own threads (reader processes, hnswlib's inserts, the facets' clustering) keep a small machine's
+cores busy, and OpenBLAS's workers spin after each of the run's small matrix products on those cores: with one BLAS
+thread indexing took 29% less CPU. Queries keep every BLAS thread. Measurements:
+docs/decisions/0006-blas-one-thread-while-indexing.md.
 """
 
 from __future__ import annotations

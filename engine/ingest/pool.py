@@ -19,16 +19,14 @@ from engine.ingest.readers.base import Limits
 
 log = logging.getLogger(__name__)
 
-# Files in flight. The consumer stops taking results while it embeds and writes a batch (8,192 sentences, about a
-# second), and workers only read what was submitted before it stopped: with 4 files per worker, indexing 462k
-# Wikipedia sentences on 2 cores left the main thread waiting on the reader for 42% of the run (py-spy) and the
-# reader process busy a quarter of the time. So the window holds about a batch's files, and is bounded by their
-# bytes so that results of huge files do not pile up in memory (always at least one task per worker).
+# Files in flight: about a batch's files, so that workers keep reading while the consumer embeds and writes a batch
+# (with 4 per worker it waited on them for 42% of a run); bounded by bytes so that results of huge files do not pile
+# up in memory (always at least one task per worker). Measurements: docs/decisions/0008-reader-pool-sizes.md.
 IN_FLIGHT_PER_WORKER = 64
 IN_FLIGHT_BYTES = 64 << 20
-# Files per task. The executor hands a worker its next task only when its manager thread, which needs the GIL,
-# has taken the last result; with one file per task the reader process sat waiting for work half the time (its
-# state sampled at 50 Hz) while the indexer's threads held the GIL. A task of a few files keeps it reading.
+# Files per task: a worker gets its next task only once the executor's manager thread, which needs the GIL, has
+# taken the last result, so with one file per task workers sat idle half the time. A few files keep them reading
+# (docs/decisions/0008-reader-pool-sizes.md).
 TASK_FILES = 8
 TASK_BYTES = 1 << 20
 # Below this many files, the start-up cost of worker processes (about half a second) is not worth it.

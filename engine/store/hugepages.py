@@ -1,12 +1,9 @@
 """Ask Linux to back large anonymous memory (the HNSW graph) with 2 MB pages.
 
-Inserting into a graph of millions of vectors is bound by memory latency: every step of an insert's search reads a
-random element's vector and neighbour list, and with 4 KB pages most of those reads also miss the TLB. Linux backs
-memory with transparent huge pages, but in its usual "madvise" mode only memory that a program marks with
-madvise(MADV_HUGEPAGE): numpy marks its large arrays, hnswlib allocates its graph with plain malloc and does not.
-Marking the graph's mapping after each allocation or resize made a build of 1M static-model vectors (M 16,
-ef_construction 40, two threads) insert 4,041 and 4,100 vectors per CPU second instead of 3,245 and 3,586
-(two runs each, on the 2-core dev machine). Elsewhere (other systems, THP off) this does nothing.
+Inserting into a graph of millions of vectors is bound by memory latency, and with 4 KB pages most of its random
+reads also miss the TLB. In Linux's usual "madvise" mode only memory marked with madvise(MADV_HUGEPAGE) gets huge
+pages, and hnswlib's malloc'd graph is not marked: marking it made a 1M-vector build insert 14-25% more vectors per
+CPU second (docs/decisions/0007-huge-pages-for-the-graph.md). Elsewhere (other systems, THP off) this does nothing.
 """
 
 from __future__ import annotations

@@ -27,46 +27,25 @@ from engine.store.hugepages import advise_large_mappings
 
 log = logging.getLogger(__name__)
 
-# Inserting is most of indexing time, and its cost grows with ef_construction; searching one query at a time is
-# cheap even at a high ef_search. So the graph is built cheaply and searched widely. On 415k enwiki sentence vectors
-# of the static model (8-word queries, as bench/index_wiki.py draws them), M = 16 with ef_construction 40 / 48 / 64
-# inserted 4.7k / 4.2k / 2.8k vectors per CPU second; at ef_search 800 recall@10 was 0.946 / 0.946 / 0.955 by id
-# (0.970 / 0.972 / 0.980 counting ties), and a search took 2.6-4.3 ms. The former 100 / 96 (ef_construction / ef_search) inserted
-# 2.4k per CPU second already at 106k vectors, with recall 0.957 there. M = 24 gained 0.004 for 12% more time.
-# At the full corpus (3.09M vectors) the same graph needs a wider search: ef_search 800 / 1600 / 2000 / 3200 gave
-# recall@10 0.930 / 0.948 / 0.953 / 0.962 counting ties (0.852 / 0.872 / 0.872 / 0.886 by id) at 6.5 / 8.5 / 7.1 /
-# 16 ms per search (medians, shared machine). Graphs built since need more: two builds gave 0.948 at 2000, and at
-# 2500 0.950 and 0.953 (one also 0.952 at 2200, 0.957 at 3000), for 1.5 ms more per search than at 2000; the next
-# build gave 0.963 at 2500. With the graph reduced to 128 dimensions (GRAPH_DIM), on the first 1M vectors of the
-# corpus (200 queries, 200 candidates reranked, ef_search 2500): ef_construction 40 took 145-149 CPU-s to build for
-# recall 0.979-0.981 with ties, 32 took 116-118 CPU-s for 0.973-0.975, 24 91 CPU-s for 0.961; M = 12 (40) 136 CPU-s
-# for 0.978. The full corpus loses about 0.013 against 1M: two builds of it with 32 gave 0.960 and 0.961 (0.966 with
-# 40), for a fifth less graph time.
+# The graph is built cheaply and searched widely: inserting is most of indexing time and its cost grows with
+# ef_construction, while one search is cheap even at a high ef_search. These keep recall@10 (ties counted) above
+# 0.95 on the 3.09M-sentence corpus; the measurements: docs/decisions/0004-hnsw-graph-settings.md.
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 32
 HNSW_EF_SEARCH = 2500
 # hnswlib's add_items is not safe to run beside knn_query: both take the lock, and adds go in chunks this size so a
 # search during indexing waits a fraction of a second at most.
 ADD_CHUNK = 4096
-# Threads per insert (-1: one per core). Inserting runs beside the reader processes and the indexer's own thread, so
-# on a busy machine the threads share cores; on an idle one the graph uses them all. Fewer threads cost less CPU (on
-# 2 cores, 230k vectors took 15% more CPU with two), but at full size inserting outgrows one thread: indexing the
-# 3.09M-sentence corpus with one took 1,071 s (851-878 s with two, before the word index), the graph's 839
-# CPU-seconds (272 us per vector) being the run's critical path.
+# Threads per insert (-1: one per core). Fewer threads cost less CPU, but at full size inserting outgrows one and
+# becomes the run's critical path (docs/decisions/0004-hnsw-graph-settings.md).
 ADD_THREADS = -1
 # Marked-deleted elements still cost memory and search time; past this share the graph is rebuilt.
 REBUILD_DELETED_SHARE = 0.3
 # A graph past PROJECT_FROM vectors holds them cut to their first GRAPH_DIM principal components (fitted on those
 # first vectors) and finds RERANK candidates there, which the full vectors (engine.store.fullrows) then score
 # exactly; smaller graphs hold full vectors. Inserting is bound by reading neighbours' vectors, and these are half
-# the size. Built alone from the 3.09M static vectors of the Wikipedia index (200 queries as bench/index_wiki.py
-# draws them), the graph took 622 CPU-s at 128 dimensions and 863 at 256, and a search at ef_search 2500 6.8 ms
-# (reranking 200 included) against 8.7 ms; recall@10 counting ties was 0.964 against 0.967 (0.895 / 0.898 by id).
-# At 600k vectors 64 dimensions lost too much (0.92 reranking 400) and 96 some (0.983 reranking 400, 128 0.993
-# reranking 200); a basis fitted on the first 20k vectors did as well as one fitted on a random 100k, and one
-# fitted on the first 4k lost 0.006. Reducing inserts the first 20k vectors again, which a small index feels: on 46k
-# sentences (bench/index_wiki.py --files 6) what the benchmark counts as the graph's CPU went from 10.2 to 10.7 s
-# (14.4 s before numpy's BLAS ran on one thread, engine/blas.py: its workers spun after each batch's projection).
+# the size: on the 3.09M-sentence corpus the graph took 28% less CPU for 0.003 less recall@10
+# (docs/decisions/0005-graph-dimensions.md).
 GRAPH_DIM = 128
 PROJECT_FROM = 20_000
 RERANK = 200
