@@ -1,5 +1,5 @@
-"""Neural embeddings (papers/neural-embeddings-micro-tuning.md): micro-tune three small vectors of a masked-LM's
-head on the text itself and take how far they moved (Eq. 1) as the text's vector.
+"""Neural embeddings ("Neural Embeddings for Text", anonymous, under review; Sec. 2 and Appendix A): micro-tune
+three small vectors of a masked-LM's head on the text itself and take how far they moved (Eq. 1) as the text's vector.
 
 Per text: NFKD-normalised tokens, chunks of whole sentences that fit the model (Fig. 8), the periodic masking
 blueprints [(2,1), (1,1), (1,2), (1,3)] (Fig. 10), 10 epochs of AdamW at lr 0.01 on all inputs as one batch

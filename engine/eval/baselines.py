@@ -18,10 +18,10 @@ from engine.eval.product import DEPTH
 
 log = logging.getLogger(__name__)
 
-# BM25 parameters of the reference numbers in NOTES.md (bm25s defaults, Lucene-style IDF).
+# BM25 parameters of the reference numbers in docs/benchmarks.md (bm25s defaults, Lucene-style IDF).
 BM25_K1 = 0.9
 BM25_B = 0.4
-# model2vec's recommended output width; the reference row in NOTES.md uses it.
+# model2vec's recommended output width; the reference row (docs/benchmarks.md) uses it.
 MODEL2VEC_PCA_DIMS = 256
 
 

@@ -64,7 +64,8 @@ class Sizes:
     evalrank_pool: int | None = None
     queries: int | None = None
     distractors: int | None = None
-    # The NOTES.md speed column encodes 4,000 EvalRank background sentences in one process.
+    # The reference numbers' speed column (docs/benchmarks.md) encodes 4,000 EvalRank background sentences in one
+    # process.
     encode_sentences: int = 4000
 
 
@@ -373,7 +374,8 @@ _PROBE_TEXTS = 32
 
 
 def _speed_sample(bench: Benchmarks, sizes: Sizes) -> list[str]:
-    """The speed figure's sentences: the EvalRank pool's first ones (as NOTES.md measured), else STS sentences."""
+    """The speed figure's sentences: the EvalRank pool's first ones (as the reference numbers were measured), else
+    STS sentences."""
     texts = list(bench.evalrank.pool) if bench.evalrank is not None else [s for p in bench.sts.values() for s in p.first]
     return texts[: sizes.encode_sentences]
 

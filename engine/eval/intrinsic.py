@@ -77,7 +77,7 @@ def evalrank_ranks(vectors: np.ndarray, pairs: Sequence[tuple[int, int]]) -> np.
     other than the query itself, whose cosine with the query is strictly higher than the positive's. The
     positive's score is read from the same matrix product as the others, so rounding cannot rank it above itself.
     The released toolkit's loop lacks that guard and so ranks all-MiniLM-L6-v2 at MRR 74.9 instead of 83.7 (the
-    anchor in NOTES.md is the toolkit's number); bench/evalrank_check.py measures both side by side.
+    reference number in docs/benchmarks.md is the toolkit's); bench/evalrank_check.py measures both side by side.
     """
     pool = unit_rows(vectors - vectors.mean(axis=0, keepdims=True))
     index = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)

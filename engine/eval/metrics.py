@@ -51,8 +51,8 @@ def hits_at(ranks: Sequence[int] | np.ndarray, k: int) -> float:
 def ndcg_at(ranking: Sequence[str], relevance: Mapping[str, float], k: int = 10) -> float:
     """nDCG@k with exponential gains 2^rel - 1 (Burges et al., 2005): sum gain / log2(rank + 1), over the ideal.
 
-    Exponential rather than trec_eval's linear gains because the reference numbers in NOTES.md use them; the two
-    agree on binary judgements and differ only on graded ones (Cranfield: 32.02 vs 33.14 for BM25).
+    Exponential rather than trec_eval's linear gains because the reference numbers (docs/benchmarks.md) use them; the
+    two agree on binary judgements and differ only on graded ones (Cranfield: 32.02 vs 33.14 for BM25).
     """
     def gain(grades: np.ndarray) -> np.ndarray:
         return np.where(grades > 0, np.exp2(grades) - 1.0, 0.0)  # a zero or negative judgement is not relevant

@@ -1,4 +1,5 @@
-"""Multi-facet explanations (Chang et al., 2021, ``papers/multi-facet-codebook-embeddings.md``).
+"""Multi-facet explanations (Chang, Agrawal and McCallum, "Extending Multi-Sense Word Embedding to Phrases and
+Sentences for Unsupervised Semantic Applications", AAAI 2021; Sec. 2).
 
 A sentence's facets are K cluster centres of the words around it, found by non-negative sparse coding (Eq. 1) in the
 static model's word-vector space. They explain results: which query facets met which passage facets, how well the

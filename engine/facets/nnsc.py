@@ -4,9 +4,9 @@ Every function works on a batch: ``B`` problems, each with up to ``K`` centres a
 space, padded to the batch maximum. Padding words carry weight 0 and padding centres are zero rows, so one numpy
 expression solves thousands of small problems; indexing depends on that (the 20% time budget of issue 7).
 
-The coefficients ``M`` are found the authors' way (github.com/iesl/NSD_for_sentence_embedding, see NOTES.md): RMSprop
-with lr 0.05 on ``||C M - W||^2 + lambda ||M||_1``, clamped to [0, 1] after every step, lambda 0.4. Each word's term
-is scaled by its weight (SIF, Arora et al. 2017), so rare words decide where the centres go.
+The coefficients ``M`` are found the authors' way (their code, github.com/iesl/NSD_for_sentence_embedding; the loss
+is the paper's Sec. 2.2): RMSprop with lr 0.05 on ``||C M - W||^2 + lambda ||M||_1``, clamped to [0, 1] after every
+step, lambda 0.4. Each word's term is scaled by its weight (SIF, Arora et al. 2017), so rare words decide where the centres go.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ For a batch of K = 128 sentences the loss is the cross-entropy between the teach
 softmax (temperature tau = 0.05, the diagonal excluded) over cosine similarities. The student is the word matrix
 itself (a sentence is the sum of its word vectors); Adam with lr 1e-3, at most 30k steps, gradient norm clipped at
 5.0, validation every 40 steps on held-out corpus sentences and early stopping after 5 validations without
-improvement (authors' code, see NOTES).
+improvement (the authors' code, github.com/twadada/swe4semantics).
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 :mod:`engine.store.bm25`.
 
 Why it exists: FTS5's bm25() costs ~2.5 us for every passage that holds a query word, and on the 3.09M-sentence
-corpus a query's words are in 51k passages (median; bench/lexical_candidates.py at commit d19a57d measured both), so
-an exact ranking took 100-600 ms. With each word's postings as arrays the same BM25 arithmetic is a few numpy
-operations. FTS5 stays for what this does not keep (word positions: quoted phrases) and for indexes made before
+corpus a query's words are in 51k passages (median; both measured at commit d19a57d by a script since removed,
+`git show d19a57d:bench/lexical_candidates.py`), so an exact ranking took 100-600 ms. With each word's postings as
+arrays the same BM25 arithmetic is a few numpy operations. FTS5 stays for what this does not keep (word positions: quoted phrases) and for indexes made before
 this existed, until their word index is built (:func:`plan_backfill`).
 
 It lives in the index's SQLite database, written in the transactions that write the passages it describes, so a
