@@ -197,6 +197,44 @@ def test_long_first_line_is_no_title(tmp_path: Path) -> None:
     assert readers.read(path).title == "essay"
 
 
+# A terminal's output saved as text: bold and colour escapes, a window title, a bell, nroff's overstruck bold.
+TERMINAL_TEXT = (
+    "\x1b]0;build log\x07\x1b[1mSed\x1b[0m one-liners\n\n"
+    "Use \x1b[31;1msed -i\x1b[0m to edit\x07 files in place.\fN\x08NA\x08AM\x08ME\x08E sed \x1b(Bstream editor.\n"
+)
+
+
+TERMINAL_TITLE, TERMINAL_BODY = TERMINAL_TEXT.split("\n\n")
+
+
+@pytest.mark.parametrize(("name", "header", "body", "title"), [
+    ("notes.txt", "-*- mode: outline -*-\n", TERMINAL_TEXT, "Sed one-liners"),
+    ("run.sh", "#!/bin/sh\n# -*- coding: utf-8 -*-\n", TERMINAL_TEXT, "#!/bin/sh"),
+    ("notes.md", "<!-- -*- mode: markdown -*- -->\n", TERMINAL_TEXT, "Sed one-liners"),
+    ("log.html", "", f"<html><body><h1>{TERMINAL_TITLE}</h1><p>{TERMINAL_BODY}</p></body></html>", "Sed one-liners"),
+])
+def test_escape_sequences_control_characters_and_modelines_are_removed(tmp_path: Path, name: str, header: str,
+                                                                        body: str, title: str) -> None:
+    path = tmp_path / name
+    path.write_text(header + body, encoding="utf-8")
+    doc = readers.read(path)
+    text = "\n".join(block.text for block in doc.blocks)
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", text + doc.title)
+    assert "-*-" not in text + doc.title and "[1m" not in text and "build log" not in text
+    assert doc.title == title
+    # words on either side of a form feed stay apart; struck-over letters are read once
+    assert "Use sed -i to edit files in place. NAME sed stream editor." in joined(doc)
+
+
+def test_a_modeline_is_dropped_only_at_the_start_and_keeps_the_words_on_its_line() -> None:
+    from engine.ingest.readers.clean import drop_modeline
+
+    assert drop_modeline(";;; tides.el --- Tide tables -*- lexical-binding: t -*-\nBody") == (
+        ";;; tides.el --- Tide tables\nBody")
+    assert drop_modeline("Title\n-*- not a modeline here -*-\n") == "Title\n-*- not a modeline here -*-\n"
+    assert drop_modeline("-*- text -*-") == ""
+
+
 def test_markdown_markup_is_stripped(tmp_path: Path) -> None:
     text = joined(readers.read(docgen.make_md(tmp_path)))
     assert "Some bold claims and a useful link" in text

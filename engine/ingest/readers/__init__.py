@@ -2,8 +2,9 @@
 
 Importing this package registers every built-in reader. :func:`read` does what is common to all formats: it
 declines files that are empty, too large, unreadable or binary before any parser sees them, picks the reader by
-extension (or reads a file of unknown type as plain text when its content is text), and notices files that change
-while they are being read.
+extension (or reads a file of unknown type as plain text when its content is text), notices files that change
+while they are being read, and removes escape sequences and control characters from every format's text
+(:mod:`engine.ingest.readers.clean`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from engine.errors import ReadError
 from engine.ingest.readers import epub, html, office, pdf, rtf, text  # noqa: F401 - importing registers them
 from engine.ingest.readers.base import Block, Document, Limits, Reader, reader_for_extension, readers, register
+from engine.ingest.readers.clean import clean_document
 from engine.ingest.readers.guard import megabytes
 
 __all__ = [
@@ -120,6 +122,7 @@ def read(path: Path, limits: Limits = DEFAULT_LIMITS) -> Document:
         log.info("%s changed while being read (attempt %d)", path, attempt)
     else:
         raise ReadError("changed while reading")
+    doc = clean_document(doc)
     chars = sum(len(block.text) for block in doc.blocks)
     if chars > limits.max_chars:
         raise ReadError(f"too much text: {chars:,} characters over the {limits.max_chars:,} limit", status="skipped")

@@ -21,6 +21,7 @@ from charset_normalizer import CharsetMatch
 
 from engine.errors import ReadError
 from engine.ingest.readers.base import Block, Document, Limits, register
+from engine.ingest.readers.clean import drop_modeline
 from engine.ingest.readers.guard import parser_errors
 
 log = logging.getLogger(__name__)
@@ -179,6 +180,7 @@ class TextReader:
         with parser_errors(self.label):
             # Line ends are normalised so that paragraph breaks look the same whatever system wrote the file.
             text = decode(path.read_bytes()).replace("\r\n", "\n").replace("\r", "\n")
+            text = drop_modeline(text)  # an editor's settings, not the title
             title, text = self.markup(text)
             blocks = tuple(Block(part) for part in paragraphs(text))
         first = next((line for line in text.splitlines() if line.strip()), None)
