@@ -71,7 +71,7 @@ def write(results: dict, out: Path) -> tuple[Path, Path]:
 
 
 def markdown(results: dict) -> str:
-    """The tables the README links to; failed steps show as FAILED with their messages listed below."""
+    """The tables docs/benchmarks.md links to; failed steps show as FAILED with their messages listed below."""
     s = results["stamp"]
     lines = [
         "# quire benchmark results",
