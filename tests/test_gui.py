@@ -133,7 +133,7 @@ def test_drop_folder_index_and_search_ranked_with_highlights(qtbot, window, corp
     assert "echolocation" in window.preview.browser.toPlainText()
     window.preview.toggle.setChecked(True)
     text = window.preview.browser.toPlainText()
-    assert "Semantic cosine" in text and "Fusion" in text and "echolocation (idf" in text
+    assert "Meaning: cosine" in text and "Fusion" in text and "echolocation (idf" in text
     # the delegate paints real rows
     image = window.results.grab().toImage()
     assert image.width() > 100 and len({image.pixel(x, 30) for x in range(0, image.width(), 4)}) > 3
@@ -725,3 +725,42 @@ def test_result_cards_wrap_to_a_small_window(qtbot, window, corpus):
     assert fits()
     type_query(qtbot, window, "porpoises in the ocean")  # and a new answer shown in the small window
     assert fits()
+
+
+def test_the_breakdown_says_why_in_a_sentence_before_the_numbers(qtbot, window, corpus):
+    drop(window, [corpus])
+    wait_indexed(qtbot, window)
+    type_query(qtbot, window, "porpoises echolocation zeppelin")
+    assert window.current_result().path.endswith("porpoise.md")
+    text = window.preview.browser.toPlainText()
+    assert "Found by meaning and by 2 of your 3 words: porpoises, echolocation." in text
+    assert "Details" not in text and "cosine" not in text and "BM25" not in text  # numbers only on demand
+    window.breakdown_action.trigger()  # Ctrl+B
+    text = window.preview.browser.toPlainText()
+    assert text.index("Found by meaning") < text.index("Details") < text.index("cosine") < text.index("BM25")
+
+    window.mode_box.setCurrentIndex(window.mode_box.findData("lexical"))
+    qtbot.waitUntil(lambda: window.model.response.mode.value == "lexical", timeout=10_000)
+    assert "Found by 2 of your 3 words: porpoises, echolocation." in window.preview.browser.toPlainText()
+
+    window.mode_box.setCurrentIndex(window.mode_box.findData("hybrid"))
+    type_query(qtbot, window, "dolphins")  # in no document: the porpoise is found by what the word means
+    assert window.current_result().path.endswith("porpoise.md")
+    assert ("Found by meaning only: no word of your query is in this passage."
+            in window.preview.browser.toPlainText())
+
+
+def test_breakdown_headlines_for_each_way_a_result_is_found():
+    from app.gui.breakdown import headline
+    from engine.search.results import Explanation, MatchedTerm
+
+    def found(words: tuple[str, ...], semantic: int | None, lexical: int | None) -> Explanation:
+        return Explanation(0.5, None, 3.0 if lexical else None, tuple(MatchedTerm(w, w, 1.0) for w in words), 0.5,
+                           semantic, lexical, "hybrid", {})
+
+    asked = ("river", "otters", "dams")
+    assert headline(found(("river", "otters"), 1, 2), asked) == "Found by meaning and by 2 of your 3 words: river, otters."
+    assert headline(found(asked, None, 1), asked) == "Found by your words: river, otters, dams."
+    assert headline(found((), 1, None), asked) == "Found by meaning only: no word of your query is in this passage."
+    assert headline(found(("otters",), 4, None), asked) == "Found by meaning; the passage also holds 1 of your 3 words: otters."
+    assert headline(found(("otters",), 1, 1), None) == "Found by meaning and by 1 word it shares with the passage: otters."

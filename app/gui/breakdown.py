@@ -1,0 +1,97 @@
+"""Why a result was found, said plainly first ("Found by meaning and by 2 of your 3 words: river, otters"), with the
+ranking's numbers below it under "Details" for those who want them.
+
+Qt-free: the preview pane renders what these functions return.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from engine import SearchResult
+    from engine.search.results import Explanation
+
+
+def query_words(query: str) -> tuple[str, ...]:
+    """The query's content words as the ranking counts them (stop words left out unless there are no others)."""
+    from engine.search.terms import query_terms  # loaded by now: a query was answered
+
+    return tuple(t.word for t in query_terms(query))
+
+
+def _listed(words: Sequence[str]) -> str:
+    return ", ".join(words)
+
+
+def _words_clause(matched: Sequence[str], asked: Sequence[str] | None) -> str:
+    """"2 of your 3 words: river, otters", "your words: river, otters"; ``asked`` None: the query was a passage or a
+    file ("more like this"), whose words nobody typed."""
+    if asked is None:
+        return f"{len(matched)} word{'s' if len(matched) != 1 else ''} it shares with the passage: {_listed(matched)}"
+    if len(matched) >= len(asked):
+        return f"your word{'s' if len(matched) != 1 else ''}: {_listed(matched)}"
+    return f"{len(matched)} of your {len(asked)} words: {_listed(matched)}"
+
+
+def headline(e: Explanation, asked: Sequence[str] | None) -> str:
+    """The first sentence of the breakdown: by meaning, by words or both, and which words.
+
+    ``asked``: the query's content words (:func:`query_words`), None when the query was a passage or a file.
+    """
+    matched = [t.word for t in e.matched_terms]
+    by_meaning, by_words = e.semantic_rank is not None, e.lexical_rank is not None
+    if not matched:
+        nothing = "no word of the passage you searched with" if asked is None else "no word of your query"
+        return f"Found by meaning only: {nothing} is in this passage."
+    words = _words_clause(matched, asked)
+    if by_meaning and by_words:
+        return f"Found by meaning and by {words}."
+    if by_meaning:  # semantic mode: the words are there, but the ranking did not look at them
+        return f"Found by meaning; the passage also holds {words}."
+    return f"Found by {words}."
+
+
+def notes(result: SearchResult) -> list[str]:
+    """Plain sentences after the headline: how close in meaning, and why a result may count for less."""
+    e = result.explanation
+    out = []
+    if e.cosine_percentile is not None:
+        out.append(f"In meaning it is closer to your query than {e.cosine_percentile:.0%} of the sentence pairs in "
+                   "this index are to each other.")
+    if e.boilerplate:
+        out.append("This sentence repeats in many documents (a header, footer or licence), so it counts half.")
+    if result.weak:
+        out.append("A weak match: below this index's bar for relevance.")
+    return out
+
+
+def details_html(result: SearchResult) -> str:
+    """The ranking's numbers for one result, as an HTML table."""
+    e = result.explanation
+    rows = []
+    if e.cosine is not None:
+        pct = f" (higher than {e.cosine_percentile:.0%} of sentence pairs in this index)" if e.cosine_percentile is not None else ""
+        rows.append(("Meaning: cosine", f"{e.cosine:.3f}{pct}"))
+    rows.append(("Rank by meaning", str(e.semantic_rank) if e.semantic_rank else "not found by meaning"))
+    if e.bm25 is not None:
+        rows.append(("Words: BM25", f"{e.bm25:.3f}"))
+    rows.append(("Rank by words", str(e.lexical_rank) if e.lexical_rank else "not found by words"))
+    terms = ", ".join(f"{html.escape(t.word)} (idf {t.idf:.2f})" for t in e.matched_terms) or "none"
+    rows.append(("Matched words", terms))
+    rows.append(("Word coverage", f"{e.term_coverage:.0%} of the query's weight"))
+    rows.append(("Fusion", html.escape(e.fusion)))
+    if e.contributions:
+        rows.append(("Scores", ", ".join(f"{html.escape(k)} {v:.4f}" for k, v in e.contributions.items())
+                     + f"; shown as {result.score:g}"))
+    cells = "".join(f"<tr><td><b>{k}</b>&nbsp;&nbsp;</td><td>{v}</td></tr>" for k, v in rows)
+    return f"<table cellspacing='2'>{cells}</table>"
+
+
+def breakdown_html(result: SearchResult, asked: Sequence[str] | None, details: bool) -> str:
+    """The headline and notes, then (``details``) the numbers under a "Details" heading."""
+    said = " ".join([headline(result.explanation, asked), *notes(result)])
+    out = f"<h4>Why this result</h4><p>{html.escape(said)}</p>"
+    return out + ("<h4>Details</h4>" + details_html(result) if details else "")
