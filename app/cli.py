@@ -180,7 +180,14 @@ def search(text: str | None, db: Path | None, k: int, mode: str | None, method: 
 def _read_queries(path: Path) -> list[dict]:
     """The {"id", "text"} objects of a JSONL query file, all checked before the first search runs."""
     items = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw.count(b"\n", 0, e.start) + 1
+        raise click.UsageError(f"{path} is not UTF-8 text: line {line} holds the byte "
+                               f"{raw[e.start:e.start + 1]!r} (save the file as UTF-8)") from e
+    for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:

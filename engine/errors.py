@@ -15,6 +15,10 @@ class IndexNotFoundError(QuireError):
     """No index exists at the given location."""
 
 
+class IndexDamagedError(QuireError):
+    """The index's database file is damaged or empty; the message says how to make the index again."""
+
+
 class MethodMismatchError(QuireError):
     """The index was built with another embedding method than the one asked for."""
 

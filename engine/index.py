@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from filelock import FileLock, Timeout
@@ -20,7 +23,7 @@ from engine.embed import context
 from engine.embed.base import Embedder
 from engine.embed.centre import CentredEmbedder, centre_rows, collection_mean, wants_centring
 from engine.embed.static import StaticEmbedder
-from engine.errors import Cancelled, ConfigError, IndexNotFoundError, MethodMismatchError, QuireError
+from engine.errors import Cancelled, ConfigError, IndexNotFoundError, MethodMismatchError, QueryError, QuireError
 from engine.facets.service import FacetWriter, load_space
 from engine.ingest.extract import Extracted, sentence_hash
 from engine.ingest.pool import default_workers, extract_all
@@ -30,8 +33,10 @@ from engine.search.calibration import Calibration, calibrate, prior
 from engine.search.like import LikeSource, like_query
 from engine.search.results import Mode, SearchResponse, SearchResult
 from engine.search.searcher import Searcher
-from engine.store.database import DB_NAME, NewDocument, SentenceRecord, Store
-from engine.store.vectors import VectorIndex
+from engine.store.database import DB_NAME, NewDocument, SentenceRecord, Store, reporting_damage
+from engine.store.files import remove_leftovers
+from engine.store.paths import readable
+from engine.store.vectors import LEFTOVERS, VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +45,9 @@ RECALIBRATE_CHANGE = 0.1
 # Random sentences a query is compared with for its own null distribution: enough for a stable mean and spread
 # (the standard error of the spread is under 3%), few enough to cost a query about 0.1 ms.
 NULL_SAMPLE = 1000
+# Seconds a write waits for another process's write lock before saying so: a run holds it for minutes, so waiting
+# longer only delays the message.
+WRITE_LOCK_WAIT = 1
 
 
 @dataclass(frozen=True)
@@ -111,6 +119,18 @@ class IndexStatus:
 
 
 ProgressCallback = Callable[[Progress], None]
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _reports_damage(method: _Method) -> _Method:
+    """An :class:`Index` method whose damaged-database errors become :class:`engine.errors.IndexDamagedError`."""
+
+    @functools.wraps(method)
+    def wrapper(self: Index, *args: Any, **kwargs: Any) -> Any:
+        with reporting_damage(self.folder / DB_NAME):
+            return method(self, *args, **kwargs)
+
+    return cast(_Method, wrapper)
 
 
 class Index:
@@ -126,7 +146,7 @@ class Index:
         if not create and not (self.folder / DB_NAME).exists():
             raise IndexNotFoundError(f"no index at {self.folder}; run `quire index PATH` first")
         self.config = config or IndexConfig()
-        self.store = Store(self.folder)
+        self.store = Store(self.folder, create=create)
         self._lock = FileLock(str(self.folder / "write.lock"))
         stored = self.store.get_meta("method")
         if stored is None:
@@ -137,7 +157,8 @@ class Index:
         self._vectors: dict[str, VectorIndex] = {}
         self._nulls: dict[tuple, np.ndarray | None] = {}
         self._searcher_lock = threading.Lock()
-        self._opened = self._state()
+        with reporting_damage(self.store.path):
+            self._opened = self._state()
 
     # -- context manager ----------------------------------------------------------------------------------------
     def __enter__(self) -> Index:
@@ -190,15 +211,18 @@ class Index:
                 self.store.set_meta(_centre_key(embedder.name), mean.tolist())
         return CentredEmbedder(embedder, mean), centre_rows(vectors, mean)
 
-    def _vector_index(self, embedder: Embedder) -> VectorIndex:
+    def _vector_index(self, embedder: Embedder, *, load: bool = True) -> VectorIndex:
+        """The method's graph, loaded (caught up in memory) unless ``load`` is False; saved only by writers."""
         # the graph holds the stored vectors: it is named by the fingerprint they were made under (model and rule)
         fingerprint = context.fingerprint(embedder)
         key = f"{embedder.name}:{fingerprint}"
         if key not in self._vectors:
-            index = VectorIndex(self.folder, embedder.name, fingerprint, embedder.dim)
+            self._vectors[key] = VectorIndex(self.folder, embedder.name, fingerprint, embedder.dim,
+                                             owner=self.store.index_id)
+        index = self._vectors[key]
+        if load and not index.is_open:
             index.open(self.store)
-            self._vectors[key] = index
-        return self._vectors[key]
+        return index
 
     def _check_current(self, embedder: Embedder) -> None:
         if context.fingerprint(embedder) != self.store.get_meta("fingerprint"):
@@ -209,6 +233,19 @@ class Index:
             )
 
     # -- writing --------------------------------------------------------------------------------------------------
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Hold the index's write lock (one writer at a time; readers never write), or say who holds it."""
+        try:
+            self._lock.acquire(timeout=WRITE_LOCK_WAIT)
+        except Timeout as e:
+            raise QuireError(f"another quire process is writing to {self.folder}; wait for it to finish") from e
+        try:
+            yield
+        finally:
+            self._lock.release()
+
+    @_reports_damage
     def add(self, paths: Sequence[Path | str] = (), *, method: str | None = None,
             progress: ProgressCallback | None = None, cancel: threading.Event | None = None) -> IndexReport:
         """Index files and folders (default: every root indexed before), re-reading only what changed.
@@ -218,33 +255,32 @@ class Index:
         Cancelling keeps everything written so far; the next ``add`` continues from there.
         """
         started = time.monotonic()
-        try:
-            self._lock.acquire(timeout=1)
-        except Timeout as e:
-            raise QuireError(f"another quire process is writing to {self.folder}; wait for it to finish") from e
-        try:
-            with one_blas_thread():  # engine/blas.py: the run's own threads need the cores
-                self._build_word_index(progress, cancel)
-                if method and method != self.method:
-                    self.reembed(method, progress=progress, cancel=cancel, _locked=True)
-                embedder = self._embedder()
-                if context.fingerprint(embedder) != self.store.get_meta("fingerprint"):
-                    log.info("the index's %s vectors were made as %s, this quire makes %s: re-embedding them",
-                             self.method, self.store.get_meta("fingerprint"), context.fingerprint(embedder))
-                    self.reembed(self.method, progress=progress, cancel=cancel, _locked=True)
-                roots = [str(Path(os.path.abspath(p))) for p in paths] or self.store.roots()
-                if not roots:
-                    raise ConfigError("nothing to index: give a file or folder")
-                self.store.add_roots(roots)
-                run = _Run(self, embedder, progress, cancel)
-                run.run(roots)
-                return IndexReport(
-                    method=embedder.name, documents=run.documents, sentences=run.sentences, unchanged=run.unchanged,
-                    removed=run.removed, issues=tuple(run.issues), seconds=time.monotonic() - started,
-                    cancelled=run.cancelled,
-                )
-        finally:
-            self._lock.release()
+        missing = [p for p in paths if not os.path.lexists(p)]
+        if missing:
+            raise ConfigError(f"{readable(os.fspath(missing[0]))} does not exist; check the path"
+                              + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
+        with self._writing(), one_blas_thread():  # engine/blas.py: the run's own threads need the cores
+            for leftover in remove_leftovers(self.folder, LEFTOVERS):
+                log.info("removed %s, left by a run that was stopped while saving", leftover.name)
+            self._build_word_index(progress, cancel)
+            if method and method != self.method:
+                self._reembed(method, progress, cancel)
+            embedder = self._embedder()
+            if context.fingerprint(embedder) != self.store.get_meta("fingerprint"):
+                log.info("the index's %s vectors were made as %s, this quire makes %s: re-embedding them",
+                         self.method, self.store.get_meta("fingerprint"), context.fingerprint(embedder))
+                self._reembed(self.method, progress, cancel)
+            roots = [str(Path(os.path.abspath(p))) for p in paths] or self.store.roots()
+            if not roots:
+                raise ConfigError("nothing to index: give a file or folder")
+            self.store.add_roots(roots)
+            run = _Run(self, embedder, progress, cancel)
+            run.run(roots)
+            return IndexReport(
+                method=embedder.name, documents=run.documents, sentences=run.sentences, unchanged=run.unchanged,
+                removed=run.removed, issues=tuple(run.issues), seconds=time.monotonic() - started,
+                cancelled=run.cancelled,
+            )
 
     def _build_word_index(self, progress: ProgressCallback | None, cancel: threading.Event | None) -> None:
         """Index the words of passages written before the word index existed (an index from an older quire); until
@@ -260,9 +296,10 @@ class Index:
         log.info("building the word index of %s", self.folder)
         self.store.build_word_index(progress=report, cancel=cancel)
 
+    @_reports_damage
     def remove(self, paths: Sequence[Path | str]) -> int:
         """Forget files, or everything under folders; returns the number of files removed."""
-        with self._lock.acquire(timeout=30):
+        with self._writing():
             targets = [str(Path(os.path.abspath(p))) for p in paths]
             doomed = sorted({d["path"] for t in targets for d in self.store.documents(t)})
             removed = self.store.delete_paths(doomed)
@@ -273,49 +310,49 @@ class Index:
             index.save(int(self.store.get_meta("generation", 0)))
             return len(doomed)
 
+    @_reports_damage
     def reembed(self, method: str, *, progress: ProgressCallback | None = None,
-                cancel: threading.Event | None = None, _locked: bool = False) -> None:
+                cancel: threading.Event | None = None) -> None:
         """Embed every sentence with ``method`` and make it the index's method once all are done (resumable)."""
-        if not _locked:
-            self._lock.acquire(timeout=30)
-        try:
-            embedder = self._embedder(method)
-            if context.fingerprint(embedder) != self.store.get_meta(f"fingerprint:{method}"):
-                # vectors of an older model version, or made under another rule (engine.embed.context), are useless
-                self.store.drop_vectors(method)
-                with self.store.db.atomic():
-                    self.store.set_meta(f"fingerprint:{method}", context.fingerprint(embedder))
-                    self.store.set_meta(_centre_key(method), None)  # the next first batch sets it again
-                embedder = self._embedder(method)
-            total = self.store.sentence_count()
-            done = len(self.store.vector_ids(method))
-            # whole documents at a time: a short line is embedded with its neighbours (engine.embed.context)
-            for part in self.store.iter_documents(self.config.batch_sentences, without_vectors_for=method):
-                if cancel is not None and cancel.is_set():
-                    raise Cancelled(f"re-embedding with {method} paused at {done:,} of {total:,} sentences")
-                vectors, made = context.encode(embedder, part.texts, part.doc_sizes)
-                embedder, vectors = self._centre_first_batch(embedder, vectors)
-                # a short line carries its source's hash (_carrying_hashes); the hash it may carry already is
-                # replaced by its own text's first. Before the vectors: a batch stopped in between is done again.
-                own, short = part.hashes.copy(), np.flatnonzero(context.is_short(made.words))
-                own[short] = [sentence_hash(part.texts[i]) for i in short.tolist()]
-                carried = own[made.sources()]
-                changed = carried != part.hashes
-                if changed.any():
-                    self.store.set_sentence_hashes(part.ids[changed], carried[changed])
-                self.store.add_vectors(method, part.ids[part.missing], vectors[part.missing])
-                done += int(part.missing.sum())
-                if progress:
-                    progress(Progress("embedding", done, total, done, current=f"re-embedding with {method}",
-                                      unit="sentences"))
+        with self._writing():
+            self._reembed(method, progress, cancel)
+
+    def _reembed(self, method: str, progress: ProgressCallback | None, cancel: threading.Event | None) -> None:
+        """:meth:`reembed` under the write lock."""
+        embedder = self._embedder(method)
+        if context.fingerprint(embedder) != self.store.get_meta(f"fingerprint:{method}"):
+            # vectors of an older model version, or made under another rule (engine.embed.context), are useless
+            self.store.drop_vectors(method)
             with self.store.db.atomic():
-                self._record_method(embedder)
-                self.store.set_meta("generation", int(self.store.get_meta("generation", 0)) + 1)
-            self._vector_index(embedder)
-            self._calibrate(embedder, force=True)
-        finally:
-            if not _locked:
-                self._lock.release()
+                self.store.set_meta(f"fingerprint:{method}", context.fingerprint(embedder))
+                self.store.set_meta(_centre_key(method), None)  # the next first batch sets it again
+            embedder = self._embedder(method)
+        total = self.store.sentence_count()
+        done = len(self.store.vector_ids(method))
+        # whole documents at a time: a short line is embedded with its neighbours (engine.embed.context)
+        for part in self.store.iter_documents(self.config.batch_sentences, without_vectors_for=method):
+            if cancel is not None and cancel.is_set():
+                raise Cancelled(f"re-embedding with {method} paused at {done:,} of {total:,} sentences")
+            vectors, made = context.encode(embedder, part.texts, part.doc_sizes)
+            embedder, vectors = self._centre_first_batch(embedder, vectors)
+            # a short line carries its source's hash (_carrying_hashes); the hash it may carry already is
+            # replaced by its own text's first. Before the vectors: a batch stopped in between is done again.
+            own, short = part.hashes.copy(), np.flatnonzero(context.is_short(made.words))
+            own[short] = [sentence_hash(part.texts[i]) for i in short.tolist()]
+            carried = own[made.sources()]
+            changed = carried != part.hashes
+            if changed.any():
+                self.store.set_sentence_hashes(part.ids[changed], carried[changed])
+            self.store.add_vectors(method, part.ids[part.missing], vectors[part.missing])
+            done += int(part.missing.sum())
+            if progress:
+                progress(Progress("embedding", done, total, done, current=f"re-embedding with {method}",
+                                  unit="sentences"))
+        with self.store.db.atomic():
+            self._record_method(embedder)
+            self.store.set_meta("generation", int(self.store.get_meta("generation", 0)) + 1)
+        self._vector_index(embedder).save(int(self.store.get_meta("generation", 0)))
+        self._calibrate(embedder, force=True)
 
     def _calibrate(self, embedder: Embedder, *, force: bool = False) -> None:
         count = self.store.sentence_count()
@@ -328,6 +365,7 @@ class Index:
             self.store.set_meta(f"calibration:{embedder.name}", {**cal.to_meta(), "sentences": count} if cal else None)
 
     # -- reading --------------------------------------------------------------------------------------------------
+    @_reports_damage
     def search(self, query: str, *, k: int = 10, mode: Mode | str = Mode.HYBRID, method: str | None = None,
                include_weak: bool = False, explain: bool = True, rerank_facets: bool | None = None,
                exclude: Sequence[str] = ()) -> SearchResponse:
@@ -335,6 +373,7 @@ class Index:
         facet explanations and context, for tools that only read the ranking; ``rerank_facets`` see
         ``engine.facets.rerank``; ``exclude``: paths of documents to leave out)."""
         mode = Mode(mode)
+        _check_text(query)
         if method and method != self.method:
             raise MethodMismatchError(
                 f"this index was built with the {self.method} method, not {method}; "
@@ -357,6 +396,7 @@ class Index:
             exclude=exclude,
         )
 
+    @_reports_damage
     def search_like(self, source: LikeSource | str | os.PathLike[str], *, k: int = 10,
                     mode: Mode | str = Mode.SEMANTIC, method: str | None = None, include_weak: bool = False,
                     explain: bool = True, rerank_facets: bool | None = None) -> SearchResponse:
@@ -385,6 +425,7 @@ class Index:
             self._nulls[key] = vectors if found.size >= 2 else None
         return self._nulls[key]
 
+    @_reports_damage
     def explain(self, query: str, results: Sequence[SearchResult]) -> list[SearchResult]:
         """``results`` of ``search(query, explain=False)`` with what ``explain=True`` adds (surrounding sentences, facet
         chips and evidence), for the app: it shows the ranking at once and explains the rows on screen afterwards.
@@ -404,6 +445,7 @@ class Index:
             out[i] = result
         return out
 
+    @_reports_damage
     def status(self, *, files: bool = False) -> IndexStatus:
         """Counts, roots and (optionally) every file's status and reason."""
         stats = self.store.stats()
@@ -424,6 +466,16 @@ class Index:
 
 def _centre_key(method: str) -> str:
     return f"centre:{method}"
+
+
+def _check_text(query: str) -> None:
+    """Refuse a query holding lone surrogates: bytes that were not UTF-8 (a terminal in another encoding gives
+    them to the command line as surrogate escapes), which neither SQLite nor the tokenizers accept."""
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise QueryError(f"the query is not valid UTF-8 text (it holds {readable(query[e.start:e.end])} in "
+                         f"{readable(query)!r}); check the terminal's or the file's encoding") from e
 
 
 def _joined(parts: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
@@ -582,15 +634,14 @@ class _Run:
             vectors, made = context.encode(self.embedder, [s.text for d in docs for s in d.sentences], sizes)
             self.embedder, vectors = self.index._centre_first_batch(self.embedder, vectors)
         docs = _carrying_hashes(docs, made)
-        removed, new_ids = self.store.write_documents(docs, vectors, self.embedder.name)
+        facets = [o.facets for o in outcomes] if self.facets is not None else None
+        removed, new_ids = self.store.write_documents(docs, vectors, self.embedder.name, facets)
         self._remove_vectors(removed)
         # the graph grows (and is saved, now and then) while the next batch is read and written
         save = time.monotonic() - self._last_save > self.config.save_seconds
         self.vectors.add_later(new_ids, vectors, then_save=self._generation() if save else None)
         if save:
             self._last_save = time.monotonic()
-        if self.facets is not None:
-            self.facets.write(docs, new_ids, [o.facets for o in outcomes])
         self.documents += len(docs)
         self.sentences += int(new_ids.size)
 
@@ -598,10 +649,14 @@ class _Run:
         return int(self.store.get_meta("generation", 0))
 
     def _save(self) -> None:
+        generation = self._generation()
         if self._vectors is None:
-            return  # not loaded: nothing in it changed
+            if self.index._vector_index(self.embedder, load=False).is_saved(generation):
+                return  # not loaded, as nothing in it changed, and its files are as the last run saved them
+            # behind the database (a run killed before its last save) or damaged: caught up or rebuilt here
+            self._vectors = self.index._vector_index(self.embedder)
         self._report("saving", None)
-        self._vectors.save(self._generation())
+        self._vectors.save(generation)
 
     def _finish(self) -> None:
         self._flush()

@@ -254,13 +254,19 @@ def test_graph_is_rebuilt_or_caught_up(corpus: Path, index_dir: Path, damage: st
             idx.store.delete_paths([str(corpus / "cooking" / "pasta.html")])
         shutil.copy(graph.with_suffix(".keep"), graph)
         sidecar.write_text(json.dumps(info))
+    files = {f.name: f.read_bytes() for f in index_dir.glob("hnsw-*")}
     with open_index(index_dir, create=False) as idx:
         assert paths(idx.search(PORPOISE, k=1, mode="semantic")) == ["porpoise.md"]
         assert vector_consistency(idx) == (idx.store.sentence_count(),) * 2
         if damage == "behind":
             assert "pasta.html" not in paths(idx.search("salted water spaghetti", mode="semantic", include_weak=True))
+    assert {f.name: f.read_bytes() for f in index_dir.glob("hnsw-*")} == files  # a search repairs in memory only
+    with open_index(index_dir, create=False) as idx:
+        assert idx.add().documents == 0  # nothing changed, but the graph is saved repaired
+        generation, sentences = idx.store.get_meta("generation"), idx.store.sentence_count()
     saved = json.loads(sidecar.read_text())
     assert saved["fingerprint"] == info["fingerprint"] and saved["dim"] == info["dim"]
+    assert saved["generation"] == generation and saved["count"] - saved["deleted"] == sentences
 
 
 # --- ranking: calibration, boilerplate, duplicates ------------------------------------------------------------------

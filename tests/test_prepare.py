@@ -90,8 +90,10 @@ def test_the_writer_stores_each_documents_facets_under_its_own_sentences(tmp_pat
     rows = packed_document_facets(space, [s.text for s in second.sentences], [0] * len(second.sentences))
     store = Store(tmp_path / "idx")
     try:
-        FacetWriter(store, space).write([first, second], np.arange(10, 15), [None, rows])
-        stored = store.facets(list(range(10, 15)))
+        FacetWriter(store, space)
+        vectors = np.zeros((5, 8), np.float32)
+        _, ids = store.write_documents([first, second], vectors, "m", facets=[None, rows])
+        stored = store.facets(ids.tolist())
     finally:
         store.close()
-    assert len(first.sentences) == 2 and stored == dict(zip([12, 13, 14], rows))
+    assert len(first.sentences) == 2 and stored == dict(zip(ids[2:].tolist(), rows))

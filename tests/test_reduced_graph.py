@@ -36,8 +36,10 @@ def _write(store: Store, path: str, n: int, seed: int) -> tuple[np.ndarray, np.n
 
 
 def _opened(store: Store) -> VectorIndex:
+    """The graph opened and saved, as an indexing run does (a search only opens it)."""
     index = VectorIndex(store.folder, "m", "fp", DIM)
     index.open(store)
+    index.save(int(store.get_meta("generation", 0)))
     return index
 
 

@@ -34,9 +34,15 @@ def _graph(store, n, seed):
     """A graph opened on ``n`` random unit vectors written to ``store``: (graph, sentence ids, vectors)."""
     v = _unit(np.random.default_rng(seed), n)
     _, ids = store.write_documents([_doc("/a", [f"s{i}" for i in range(n)])], v, "m")
-    index = VectorIndex(store.folder, "m", "fp", 8)
+    return _opened(store), ids, v
+
+
+def _opened(store, fingerprint="fp"):
+    """The graph opened and saved, as an indexing run does (a search only opens it)."""
+    index = VectorIndex(store.folder, "m", fingerprint, 8)
     index.open(store)
-    return index, ids, v
+    index.save(int(store.get_meta("generation", 0)))
+    return index
 
 
 @pytest.fixture
@@ -97,31 +103,26 @@ def test_vector_index_catches_up_after_a_crash_and_rebuilds_when_missing(tmp_pat
     rng = np.random.default_rng(2)
     v = _unit(rng, 3)
     _, ids = store.write_documents([_doc("/a", ["a", "b", "c"])], v, "m")
-    index = VectorIndex(store.folder, "m", "fp", 8)
-    index.open(store)
+    index = _opened(store)
     assert index.live_count == 3
     # a second write that never reached the graph file (process killed before save)
     removed, more = store.write_documents([_doc("/a", ["d", "e"])], _unit(rng, 2), "m")
-    reopened = VectorIndex(store.folder, "m", "fp", 8)
-    reopened.open(store)
+    reopened = _opened(store)
     found, _ = reopened.search(store.vectors("m", more.tolist())[1][0], 5)
     assert set(found.tolist()) == set(more.tolist())
     # the graph file is gone: rebuilt from the stored vectors
     reopened.path.unlink()
-    rebuilt = VectorIndex(store.folder, "m", "fp", 8)
-    rebuilt.open(store)
+    rebuilt = _opened(store)
     assert rebuilt.live_count == 2
     # a graph of another model version is never trusted
-    other = VectorIndex(store.folder, "m", "other-fingerprint", 8)
-    other.open(store)
+    other = _opened(store, "other-fingerprint")
     assert other.live_count == 2
 
 
 def test_corrupt_graph_file_is_rebuilt(store):
     rng = np.random.default_rng(3)
     store.write_documents([_doc("/a", ["a", "b"])], _unit(rng, 2), "m")
-    index = VectorIndex(store.folder, "m", "fp", 8)
-    index.open(store)
+    index = _opened(store)
     index.path.write_bytes(b"garbage")
     again = VectorIndex(store.folder, "m", "fp", 8)
     again.open(store)

@@ -6,8 +6,6 @@ import logging
 from collections.abc import Sequence
 from dataclasses import replace
 
-import numpy as np
-
 from engine import embed
 from engine.errors import MethodUnavailableError
 from engine.facets.explain import Explainer
@@ -20,7 +18,7 @@ from engine.facets.extract import (
 )
 from engine.facets.space import FacetSpace
 from engine.search.results import SearchResult
-from engine.store.database import NewDocument, Store
+from engine.store.database import Store
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +41,9 @@ def load_space() -> FacetSpace | None:
 
 
 class FacetWriter:
-    """Where an indexing run's facets go: computed by the reader processes (``engine.ingest.prepare``) in ``space``,
-    stored with the sentences' ids here. Facets stored in another static model's word space are forgotten first.
+    """The word space an indexing run's facets are computed in by the reader processes (``engine.ingest.prepare``);
+    they are stored with their documents (``Store.write_documents``). Facets stored in another static model's word
+    space are forgotten first.
 
     A sentence stored without facets (indexed before facets existed, or while the static model was unavailable)
     gets them at query time (:func:`facets_of_sentences`).
@@ -63,19 +62,6 @@ class FacetWriter:
         """A writer for ``store``, or None when the static model is unavailable (indexing goes on without facets)."""
         space = load_space()
         return cls(store, space) if space is not None else None
-
-    def write(self, docs: Sequence[NewDocument], sentence_ids: np.ndarray,
-              rows: Sequence[Sequence[tuple] | None]) -> None:
-        """Store each document's facet rows (``Extracted.facets``; None: none computed) under its sentences' ids
-        (those of all ``docs``, in order)."""
-        ids = sentence_ids.tolist()
-        out, start = [], 0
-        for doc, doc_rows in zip(docs, rows):
-            end = start + len(doc.sentences)
-            if doc_rows is not None:
-                out.extend((sid, *row) for sid, row in zip(ids[start:end], doc_rows))
-            start = end
-        self.store.add_facets(out)
 
 
 def facets_of_sentences(store: Store, space: FacetSpace, rows: Sequence[dict]) -> list[FacetSet]:

@@ -9,8 +9,10 @@ import queue
 import sqlite3
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +21,7 @@ import numpy as np
 import sqlite_utils
 from filelock import FileLock
 
-from engine.errors import Cancelled, QuireError
+from engine.errors import Cancelled, IndexDamagedError, QuireError
 from engine.store import postings, schema
 from engine.store.bm25 import WordIndex
 from engine.store.chunks import in_chunks
@@ -99,6 +101,12 @@ class Store:
         path = self.path = folder / DB_NAME
         if not path.exists() and not create:
             raise QuireError(f"no index at {folder}")
+        if _empty_file(path):
+            # SQLite takes a 0-byte file for a new database: an index truncated to nothing would answer nothing
+            if not create:
+                raise IndexDamagedError(f"the index database {path} is empty (0 bytes): it was truncated, or the run "
+                                        f"that made it was killed at once; re-index with `quire index PATH`")
+            log.warning("the index database %s was empty (0 bytes); starting a new index", path)
         folder.mkdir(parents=True, exist_ok=True)
         # connections and threads of split BM25 scans (:meth:`bm25`), made when a scan first needs them
         self._readers: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
@@ -115,8 +123,12 @@ class Store:
         # Switching a new file to WAL and creating or migrating the schema must not race another connection doing
         # the same (the app opens its search and indexing connections together): SQLite answers "database is
         # locked" at once there instead of waiting, so this setup is serialised across threads and processes.
-        with FileLock(str(folder / "schema.lock"), timeout=SCHEMA_LOCK_SECONDS):
-            self._set_up(folder)
+        try:
+            with reporting_damage(path), FileLock(str(folder / "schema.lock"), timeout=SCHEMA_LOCK_SECONDS):
+                self._set_up(folder)
+        except BaseException:
+            self.db.conn.close()
+            raise
 
     def _set_up(self, folder: Path) -> None:
         self.db.enable_wal()
@@ -135,6 +147,14 @@ class Store:
                 if int(version) < 3:  # passages written before the word index: built by the next indexing run
                     self.set_meta(postings.BACKFILL_META, postings.plan_backfill(self.db.conn))
                 self.set_meta("schema_version", schema.SCHEMA_VERSION)
+            if self.get_meta("index_id") is None:
+                self.set_meta("index_id", uuid.uuid4().hex)
+
+    @property
+    def index_id(self) -> str | None:
+        """This database's own id, made when it was created: the graph files record it, so that graphs copied
+        from another index (or left from a database made again) are not taken for this one's."""
+        return self.get_meta("index_id")
 
     def close(self) -> None:
         """Close the connections (the main one last, checkpointing the WAL)."""
@@ -228,11 +248,15 @@ class Store:
         with self.db.atomic():
             self.db.execute("UPDATE documents SET size = ?, mtime = ? WHERE path = ?", [size, mtime, to_column(path)])
 
-    def write_documents(self, docs: Sequence[NewDocument], vectors: np.ndarray, method: str) -> tuple[list[int], np.ndarray]:
-        """Replace or insert documents with their sentences, passages and vectors in one transaction.
+    def write_documents(self, docs: Sequence[NewDocument], vectors: np.ndarray, method: str,
+                        facets: Sequence[Sequence[tuple] | None] | None = None) -> tuple[list[int], np.ndarray]:
+        """Replace or insert documents with their sentences, passages, vectors and facets in one transaction.
 
-        ``vectors`` holds one row per sentence, documents in order. Returns (sentence ids that no longer exist,
-        ids of the new sentences in the same order as ``vectors``).
+        ``vectors`` holds one row per sentence, documents in order; ``facets`` each document's facet rows
+        (``engine.facets.extract.FacetBatch.packed``, one per sentence; None: none computed). Facets go in the same
+        transaction: a run killed between two would leave sentences without facets that re-indexing, which skips
+        unchanged files, never adds. Returns (sentence ids that no longer exist, ids of the new sentences in the
+        same order as ``vectors``).
         """
         n_sentences = sum(len(d.sentences) for d in docs)
         if vectors.shape[0] != n_sentences:
@@ -248,9 +272,12 @@ class Store:
             sentence_rows: list[tuple] = []
             passage_rows: list[tuple] = []
             fts_rows: list[tuple] = []
+            facet_rows: list[tuple] = []
             sid, pid = first_sentence, first_passage
             now = time.time()
-            for doc in docs:
+            for i, doc in enumerate(docs):
+                if facets is not None and facets[i] is not None:
+                    facet_rows.extend((sid + k, *row) for k, row in enumerate(facets[i]))
                 doc_row = {"path": to_column(doc.path), "size": doc.size, "mtime": doc.mtime, "hash": doc.hash,
                            "status": "indexed", "reason": None, "title": doc.title, "kind": doc.kind,
                            "sentences": len(doc.sentences), "updated_at": now}
@@ -280,6 +307,7 @@ class Store:
                 f"INSERT INTO [{table}](sentence_id, vector) VALUES (?, ?)",
                 zip(new_ids.tolist(), (row.tobytes() for row in blobs)),
             )
+            self._insert_facets(facet_rows)
             self._bump_generation()
         return removed, new_ids
 
@@ -491,7 +519,11 @@ class Store:
         """Store (sentence id, k, words, mixtures, mass) rows (``engine.facets.extract.FacetBatch.packed``), replacing
         old ones."""
         with self.db.atomic():
-            self.db.conn.executemany("INSERT OR REPLACE INTO facets VALUES (?, ?, ?, ?, ?)", rows)
+            self._insert_facets(rows)
+
+    def _insert_facets(self, rows: Iterable[tuple[int, int, bytes, bytes, bytes]]) -> None:
+        """:meth:`add_facets` in the caller's transaction."""
+        self.db.conn.executemany("INSERT OR REPLACE INTO facets VALUES (?, ?, ?, ?, ?)", rows)
 
     def facets(self, ids: Sequence[int]) -> dict[int, tuple[int, bytes, bytes, bytes]]:
         """Stored facet rows (k, words, mixtures, mass) keyed by sentence id; sentences without facets left out."""
@@ -697,6 +729,33 @@ class Store:
         out["sentences"] = self.sentence_count()
         out["passages"] = self.passage_count()
         return out
+
+
+@contextmanager
+def reporting_damage(path: Path) -> Iterator[None]:
+    """Turn SQLite's report of a damaged database file at ``path`` into :class:`IndexDamagedError`, which says
+    what to do; other database errors pass unchanged."""
+    try:
+        yield
+    except sqlite3.DatabaseError as e:
+        # SQLITE_CORRUPT and its extended codes (an FTS5 table: _VTAB), SQLITE_NOTADB: not a database at all
+        if not getattr(e, "sqlite_errorname", "").startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+            raise
+        raise IndexDamagedError(
+            f"the index database {path} is damaged ({e}); move the folder {path.parent} away (or delete it) and "
+            f"re-index with `quire index PATH`"
+        ) from e
+
+
+def _empty_file(path: Path) -> bool:
+    """Whether ``path`` is a database file of 0 bytes with no write-ahead log holding its pages."""
+    try:
+        if path.stat().st_size:
+            return False
+        wal = path.with_name(path.name + "-wal")
+        return not wal.exists() or wal.stat().st_size == 0
+    except OSError:
+        return False
 
 
 def _document_row(row: dict) -> dict:

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.store.database import VECTOR_DTYPE
+from engine.store.files import replace_file
 
 
 class FullRows:
@@ -93,11 +94,13 @@ class FullRows:
     # -- persistence ------------------------------------------------------------------------------------------
     def save(self, path: Path, basis: np.ndarray) -> None:
         """Write the rows and the basis the graph was reduced with (atomically: a temporary file, then renamed)."""
-        tmp = path.with_suffix(".tmp")
-        with tmp.open("wb") as f:
-            n = self._count
-            np.savez(f, labels=self._labels[:n], vectors=self._matrix[:n], alive=self._alive[:n], basis=basis)
-        tmp.replace(path)
+        n = self._count
+
+        def write(tmp: Path) -> None:
+            with tmp.open("wb") as f:
+                np.savez(f, labels=self._labels[:n], vectors=self._matrix[:n], alive=self._alive[:n], basis=basis)
+
+        replace_file(path, write)
 
     @classmethod
     def load(cls, path: Path, dim: int) -> tuple[FullRows, np.ndarray]:

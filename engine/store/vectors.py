@@ -4,8 +4,9 @@ A large graph is held in fewer dimensions than its vectors, with the full vector
 (see GRAPH_DIM).
 
 The vectors in SQLite are the source of truth. The graph file carries a sidecar recording the database generation
-it matches; on open, a graph that is missing, unreadable, built for another method or behind the database is caught
-up (added/removed differences) or rebuilt, so a crash between a database commit and a graph save loses nothing.
+it matches and the file's size, vector count and digest; on open, a graph that is missing, damaged, built for
+another method or index, or behind the database is caught up (added/removed differences) or rebuilt in memory, so a
+crash between a database commit and a graph save loses nothing. Only the index's writer saves (engine.index).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import hnswlib
 import numpy as np
 
 from engine.store.database import Store
+from engine.store.files import file_digest, replace_file, write_text
 from engine.store.fullrows import FullRows
 from engine.store.hugepages import advise_large_mappings
 
@@ -41,6 +43,10 @@ ADD_CHUNK = 4096
 ADD_THREADS = -1
 # Marked-deleted elements still cost memory and search time; past this share the graph is rebuilt.
 REBUILD_DELETED_SHARE = 0.3
+# Loading retries once when the files fail their checks but the sidecar changed meanwhile: a writer replaced them.
+LOAD_ATTEMPTS = 2
+# Temporary files of the graphs (engine.store.files), which a run removes when a killed one left them.
+LEFTOVERS = "hnsw-*.tmp"
 # A graph past PROJECT_FROM vectors holds them cut to their first GRAPH_DIM principal components (fitted on those
 # first vectors) and finds RERANK candidates there, which the full vectors (engine.store.fullrows) then score
 # exactly; smaller graphs hold full vectors. Inserting is bound by reading neighbours' vectors, and these are half
@@ -52,9 +58,13 @@ RERANK = 200
 
 
 class VectorIndex:
-    """A persisted hnswlib index for one method, kept consistent with the database."""
+    """A persisted hnswlib index for one method, kept consistent with the database.
 
-    def __init__(self, folder: Path, method: str, fingerprint: str, dim: int) -> None:
+    Reading never writes: :meth:`open` catches a graph up, or rebuilds it, in memory, and only the holder of the
+    index's write lock calls :meth:`save` (searches that rewrote the files raced each other and the writer).
+    """
+
+    def __init__(self, folder: Path, method: str, fingerprint: str, dim: int, *, owner: str | None = None) -> None:
         self.path = folder / f"hnsw-{method}.bin"
         # a reduced graph has its own file, so that a crash between writing it and the sidecar leaves the sidecar
         # naming the graph it was written with
@@ -62,6 +72,8 @@ class VectorIndex:
         self.rows_path = folder / f"hnsw-{method}.rows.npz"
         self.sidecar = folder / f"hnsw-{method}.json"
         self.method, self.fingerprint, self.dim = method, fingerprint, dim
+        # the database's id (Store.index_id): a graph whose sidecar names another was copied from another index
+        self.owner = owner
         self._lock = threading.Lock()
         self._index: hnswlib.Index | None = None
         self._basis: np.ndarray | None = None  # (dim, GRAPH_DIM) once the graph is reduced
@@ -70,55 +82,110 @@ class VectorIndex:
         self._queued: Future | None = None
         # whether the graph in memory differs from its file: saving 3.6 GB that did not change took 14 s
         self._unsaved = False
+        # the graph file as loaded or last written: {"size", "mtime_ns", "digest"}, recorded in the sidecar
+        self._file: dict | None = None
+        self._opened = False
 
     # -- lifecycle --------------------------------------------------------------------------------------------
+    @property
+    def is_open(self) -> bool:
+        """Whether :meth:`open` has loaded (or built) the graph."""
+        return self._opened
+
     def open(self, store: Store) -> None:
-        """Load the graph and bring it in line with ``store`` (catch up or rebuild)."""
+        """Load the graph and bring it in line with ``store`` in memory (catch up or rebuild); writes nothing."""
         generation = int(store.get_meta("generation", 0))
-        info = self._read_sidecar()
-        if info and self._matches(info) and self._load(info):
-            if info.get("generation") == generation:
-                return
-            log.info("vector index %s is behind the database; catching up", self.sidecar.stem)
-            self._catch_up(store)
-        else:
+        info = self._load_saved()
+        if info is None:
             log.info("building vector index %s from stored vectors", self.sidecar.stem)
             self._rebuild(store)
+        elif info.get("generation") != generation:
+            log.info("vector index %s is behind the database; catching up", self.sidecar.stem)
+            self._catch_up(store)
         if self._index is not None and self._deleted > REBUILD_DELETED_SHARE * max(1, self._index.element_count):
             self._rebuild(store)
-        self.save(generation)
+        self._opened = True
+
+    def is_saved(self, generation: int) -> bool:
+        """Whether the files hold this graph as of database ``generation``: the sidecar says so, and the graph file
+        has the size and time it was written with (cheap, unlike its digest). A run that changed nothing loads and
+        saves the graph only when they do not (its last save was killed, or the file was replaced)."""
+        if self._unsaved:
+            return False
+        info = self._read_sidecar()
+        if info is None or not self._matches(info) or info.get("generation") != generation or "digest" not in info:
+            return False
+        try:
+            st = self._graph_path(bool(info.get("basis"))).stat()
+        except OSError:
+            return False
+        return (st.st_size, st.st_mtime_ns) == (info.get("size"), info.get("mtime_ns"))
 
     def _read_sidecar(self) -> dict | None:
         try:
-            return json.loads(self.sidecar.read_text())
+            info = json.loads(self.sidecar.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
+        return info if isinstance(info, dict) else None
 
     def _graph_path(self, reduced: bool) -> Path:
         return self.reduced_path if reduced else self.path
 
     def _matches(self, info: dict) -> bool:
         graph = self._graph_path(bool(info.get("basis")))
-        return info.get("fingerprint") == self.fingerprint and info.get("dim") == self.dim and graph.exists()
+        same_index = None in (self.owner, info.get("owner")) or info.get("owner") == self.owner
+        return (info.get("fingerprint") == self.fingerprint and info.get("dim") == self.dim and same_index
+                and graph.exists())
 
-    def _load(self, info: dict) -> bool:
+    def _load_saved(self) -> dict | None:
+        """Load the graph the sidecar names and return the sidecar; None when there is none to load (missing, of
+        another method or index, or damaged: logged)."""
+        for _ in range(LOAD_ATTEMPTS):
+            info = self._read_sidecar()
+            if info is None or not self._matches(info):
+                return None
+            problem = self._load(info)
+            if problem is None:
+                return info
+            if self._read_sidecar() == info:
+                break  # not a writer replacing the files meanwhile: they are damaged
+        log.warning("vector index %s is damaged (%s); rebuilding it from the vectors in the database "
+                    "(the next `quire index` saves the rebuilt graph)", self.sidecar.stem, problem)
+        return None
+
+    def _load(self, info: dict) -> str | None:
+        """Load the graph of sidecar ``info``; what is wrong with its files, or None when it loaded."""
         rows, basis, graph = None, None, self._graph_path(bool(info.get("basis")))
         try:
+            before = graph.stat()
+            # hnswlib trusts what it reads (random bytes in the graph crashed every search): the file must be the
+            # one written. A sidecar written before digests were recorded has none: a writer adds one when it next
+            # saves (VectorIndex.is_saved).
+            if "digest" in info:
+                if before.st_size != info.get("size"):
+                    return f"{graph.name} holds {before.st_size:,} bytes, {info.get('size')} were written"
+                if file_digest(graph) != info["digest"]:
+                    return f"{graph.name} differs from the file written (its checksum does not match)"
             if info.get("basis"):
                 rows, basis = FullRows.load(self.rows_path, self.dim)
                 if _digest(basis) != info["basis"]:
-                    raise ValueError("basis differs from the one the sidecar names")
+                    return "the basis differs from the one the sidecar names"
             index = hnswlib.Index(space="ip", dim=self.dim if basis is None else basis.shape[1])
             index.load_index(str(graph), max_elements=int(info.get("capacity", 0)) or 0)
-        except (RuntimeError, OSError, ValueError) as e:
-            log.warning("vector index %s unreadable (%s); rebuilding", graph.name, e)
-            return False
+            if "count" in info and index.element_count != info["count"]:
+                return f"{graph.name} holds {index.element_count:,} vectors, {info['count']} were written"
+            after = graph.stat()
+        except (RuntimeError, OSError, ValueError, MemoryError) as e:
+            return f"{graph.name} unreadable: {e}"
+        if (after.st_ino, after.st_mtime_ns) != (before.st_ino, before.st_mtime_ns):
+            return f"{graph.name} was replaced while it loaded"
         index.set_ef(HNSW_EF_SEARCH)
         advise_large_mappings()  # for what the graph grows into; khugepaged may merge the loaded pages later
         self._index, self._rows, self._basis = index, rows, basis
         self._deleted = int(info.get("deleted", 0))
         self._unsaved = False
-        return True
+        self._file = {"size": before.st_size, "mtime_ns": before.st_mtime_ns, "digest": info.get("digest")}
+        return None
 
     def _new_index(self, capacity: int) -> hnswlib.Index:
         index = hnswlib.Index(space="ip", dim=self.dim if self._basis is None else self._basis.shape[1])
@@ -151,8 +218,9 @@ class VectorIndex:
 
     def save(self, generation: int) -> None:
         """Write the graph if it changed, then the sidecar naming the database generation it matches (atomic
-        renames). A graph that did not change matches the new generation as well as the old: the database changed
-        no vectors of this method in between, or the graph would have changed with them."""
+        renames); only under the index's write lock. A graph that did not change matches the new generation as well
+        as the old: the database changed no vectors of this method in between, or the graph would have changed
+        with them."""
         self.wait()
         self._write(generation)
 
@@ -167,16 +235,16 @@ class VectorIndex:
             if self._unsaved:
                 if self._rows is not None:
                     self._rows.save(self.rows_path, self._basis)  # before the graph: rows for all it holds
-                tmp = graph.with_suffix(".tmp")
-                self._index.save_index(str(tmp))
-                tmp.replace(graph)
-                self._unsaved = False
-            info = {"method": self.method, "fingerprint": self.fingerprint, "dim": self.dim,
+                replace_file(graph, lambda tmp: self._index.save_index(str(tmp)))
+                self._unsaved, self._file = False, None
+            info = {"method": self.method, "fingerprint": self.fingerprint, "dim": self.dim, "owner": self.owner,
                     "generation": generation, "capacity": self._index.get_max_elements(), "deleted": self._deleted,
-                    "basis": None if self._basis is None else _digest(self._basis)}
-        tmp_json = self.sidecar.with_suffix(".tmp")
-        tmp_json.write_text(json.dumps(info))
-        tmp_json.replace(self.sidecar)
+                    "count": self._index.element_count, "basis": None if self._basis is None else _digest(self._basis)}
+        # hashed outside the lock, so searches go on meanwhile: only this writer replaces the file
+        if self._file is None or self._file["digest"] is None:
+            st = graph.stat()
+            self._file = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "digest": file_digest(graph)}
+        write_text(self.sidecar, json.dumps({**info, **self._file}))
         for path in stale:  # the files of the graph's other form, now that the sidecar no longer names them
             path.unlink(missing_ok=True)
 

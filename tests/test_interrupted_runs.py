@@ -1,0 +1,105 @@
+"""Indexing killed at the points between its writes (issue 33, item 9): the next run ends where a clean run does,
+with every sentence's facets, the graph up to date and no temporary files left."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine import Index, IndexConfig
+
+REPO = Path(__file__).resolve().parent.parent
+TOY = Path(__file__).parent / "data" / "toy_corpus.txt"
+CONFIG = IndexConfig(workers=0, batch_sentences=40)
+
+# Runs an indexing of argv[1] into argv[2] that kills itself with SIGKILL at the point argv[3] names.
+KILLED_RUN = """
+import os, signal, sys
+from engine import Index, IndexConfig
+from engine.store import database, vectors
+
+docs, folder, point = sys.argv[1:4]
+calls = []
+
+def kill_on(count):
+    calls.append(1)
+    if len(calls) == count:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+if point == "facets":  # the second batch's facets, after its documents, sentences and vectors
+    insert = database.Store._insert_facets
+    def insert_then_die(self, rows):
+        kill_on(2)
+        insert(self, rows)
+    database.Store._insert_facets = insert_then_die
+else:  # the graph written to its temporary file at the end of the run, not yet renamed
+    replace = vectors.replace_file
+    def written_then_die(path, write):
+        replace(path, lambda tmp: (write(tmp), kill_on(1)))
+    vectors.replace_file = written_then_die
+with Index(folder, config=IndexConfig(workers=0, batch_sentences=40)) as idx:
+    idx.add([docs])
+"""
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    lines = TOY.read_text(encoding="utf-8").splitlines()[:200]
+    for n in range(0, len(lines), 10):
+        (folder / f"part{n:04d}.txt").write_text("\n\n".join(lines[n : n + 10]), encoding="utf-8")
+    return folder
+
+
+def outcome(folder: Path) -> dict:
+    """What an index holds: documents, sentences, sentences with facets, live graph vectors, stray files."""
+    with Index(folder, create=False, config=CONFIG) as idx:
+        count = lambda sql: idx.store.db.execute(sql).fetchone()[0]  # noqa: E731
+        return {
+            "documents": count("SELECT count(*) FROM documents WHERE status = 'indexed'"),
+            "sentences": count("SELECT count(*) FROM sentences"),
+            "with facets": count("SELECT count(*) FROM sentences WHERE id IN (SELECT sentence_id FROM facets)"),
+            "graph": idx._vector_index(idx._embedder()).live_count,
+            "temporary files": sorted(f.name for f in folder.glob("*.tmp")),
+        }
+
+
+@pytest.mark.parametrize("point", ["facets", "graph"])
+def test_a_run_killed_between_writes_is_completed_by_the_next(docs: Path, tmp_path: Path, point: str) -> None:
+    killed = tmp_path / "killed"
+    run = subprocess.run([sys.executable, "-c", KILLED_RUN, str(docs), str(killed), point], cwd=REPO,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == -signal.SIGKILL, run.stderr
+    if point == "graph":
+        assert [f.name for f in killed.glob("hnsw-static.bin.*.tmp")]  # the graph, written but never renamed
+
+    with Index(killed, create=False, config=CONFIG) as idx:
+        again = idx.add()
+        generation = idx.store.get_meta("generation")
+    assert not again.issues and (again.documents == 0) == (point == "graph")  # the killed batch read again
+    clean = tmp_path / "clean"
+    with Index(clean, config=CONFIG) as idx:
+        idx.add([docs])
+    expected = outcome(clean)
+    assert expected["with facets"] == expected["sentences"] > 100 and expected["graph"] == expected["sentences"]
+    assert outcome(killed) == expected  # 8,000 sentences kept no facets for good when they were written apart
+    assert json.loads((killed / "hnsw-static.json").read_text())["generation"] == generation
+
+
+def test_indexing_removes_temporary_graph_files_left_by_killed_runs(docs: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "index"
+    with Index(folder, config=CONFIG) as idx:
+        idx.add([docs])
+    left = ["hnsw-static.tmp", "hnsw-static.rows.tmp", "hnsw-static.bin.k3j_x9.tmp", "hnsw-static.json.a1b2.tmp"]
+    for name in left:
+        (folder / name).write_bytes(b"partial")
+    (folder / "notes.tmp").write_text("not ours")
+    with Index(folder, create=False, config=CONFIG) as idx:
+        assert idx.add().documents == 0
+    assert sorted(f.name for f in folder.glob("*.tmp")) == ["notes.tmp"]
