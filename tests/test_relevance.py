@@ -100,7 +100,7 @@ def test_the_lexical_bound_is_what_the_five_most_informative_words_score() -> No
 
 def test_each_mode_has_its_bar_and_a_small_folder_needs_a_share_of_it() -> None:
     assert rel.bar(Mode.HYBRID, small_folder=False) == rel.RELEVANT
-    assert rel.bar(Mode.SEMANTIC, small_folder=False) == rel.SEMANTIC_RELEVANT
+    assert rel.bar(Mode.SEMANTIC, small_folder=False) == rel.RELEVANT
     assert rel.bar(Mode.LEXICAL, small_folder=False) == rel.LEXICAL_RELEVANT
     assert rel.bar(Mode.HYBRID, small_folder=True) == pytest.approx(rel.RELEVANT * rel.SMALL_FOLDER_SHARE)
 

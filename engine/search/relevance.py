@@ -29,9 +29,6 @@ SEMANTIC_SHARE = 0.3
 # Evidence a document needs to answer a query, on the relevance scale (cosine units + LEXICAL_VOTE x BM25 share).
 RELEVANT = 1.4
 LEXICAL_VOTE = 2.1
-# Semantic mode has no lexical side to add: its bar is the calibrated tail itself (random pairs exceed it one time
-# in a thousand), as it was before fusion.
-SEMANTIC_RELEVANT = 1.0
 # Lexical mode has no semantic side: a BM25 of 43% of what the query's key words could score (0.9 / LEXICAL_VOTE).
 # At 1.4 it answered nothing to 3-23% of the classic collections' queries; 0.9 keeps 97% of off-topic queries
 # unanswered and every classic collection under 2% (docs/decisions/0002-score-fusion-and-relevance-gate.md).
@@ -115,8 +112,9 @@ def fuse(cosine: np.ndarray, bm25: np.ndarray, semantic_share: float) -> np.ndar
 
 
 def bar(mode: Mode, *, small_folder: bool) -> float:
-    """The evidence a document needs to answer a query in ``mode`` (each one-sided mode has a bar of its own)."""
-    value = {Mode.HYBRID: RELEVANT, Mode.SEMANTIC: SEMANTIC_RELEVANT, Mode.LEXICAL: LEXICAL_RELEVANT}[mode]
+    """The evidence a document needs to answer a query in ``mode``: semantic mode is judged on both sides' evidence
+    as hybrid is (it only ranks by meaning alone); lexical mode has no semantic side and a bar of its own."""
+    value = LEXICAL_RELEVANT if mode is Mode.LEXICAL else RELEVANT
     return value * SMALL_FOLDER_SHARE if small_folder else value
 
 

@@ -167,7 +167,7 @@ class Searcher:
         ranked = self._fuse(docs, mode, scale)
         best_cosine = max((d.sem_score for d in ranked if d.sem_sentence is not None), default=None)
         bar = rel.bar(mode, small_folder=self.store.sentence_count() < MIN_SENTENCES)
-        answered = any(d.evidence >= bar for d in ranked) or scale.stands_out(best_cosine)
+        answered = any(d.evidence >= bar for d in docs.values()) or scale.stands_out(best_cosine)
         asked = _Query(mode, query_vectors, stems, idf, scale, answered, bar)
         top = ranked[0] if ranked else None
         ranked = ranked[: 3 * k + 10]
@@ -208,15 +208,14 @@ class Searcher:
               ) -> tuple[dict[int, _Doc], np.ndarray | None, dict[str, T.Term], dict[str, int] | None]:
         """Each document's semantic and lexical evidence, the query's vectors, terms and their document frequencies.
 
-        In hybrid mode the words are ranked on another thread while this one embeds the query and walks the graph.
-        The two sides are independent and spend most of their time in code that releases the GIL (hnswlib, numpy,
-        SQLite), so a query takes about as long as the slower side instead of both together.
+        Semantic mode ranks by meaning alone but ranks the words too: whether the collection answers the query at all
+        is judged on all the evidence (docs/decisions/0002-score-fusion-and-relevance-gate.md). The words are ranked
+        on another thread while this one embeds the query and walks the graph; the two sides spend most of their time
+        in code that releases the GIL (hnswlib, numpy, SQLite), so a query takes about as long as the slower side.
         """
         docs: dict[int, _Doc] = {}
-        words = _word_ranker().submit(self._lexical, query) if mode is Mode.HYBRID else None
+        words = _word_ranker().submit(self._lexical, query) if mode is not Mode.LEXICAL else None
         query_vectors = self._semantic(query, docs, notes) if mode is not Mode.LEXICAL else None
-        if mode is Mode.SEMANTIC:
-            return docs, query_vectors, {t.stem: t for t in T.query_terms(query)}, None
         stems, df, best = words.result() if words is not None else self._lexical(query)
         for doc_id, passages in best.items():
             doc = _doc(docs, doc_id)
@@ -296,8 +295,8 @@ class Searcher:
         return SCAN_PARTS if matching > LEXICAL_SPLIT_PASSAGES else 1
 
     def _fuse(self, docs: dict[int, _Doc], mode: Mode, scale: rel.Scale) -> list[_Doc]:
-        """The documents in ranking order, each with its fused score and its evidence set; in semantic or lexical
-        mode only the documents that side found, in that side's order."""
+        """The documents in ranking order, each with its fused score; in semantic or lexical mode only the documents
+        that side found, in that side's order. Every document's evidence is set, from all the query's evidence."""
         by_sem = sorted((d for d in docs.values() if d.sem_sentence is not None), key=lambda d: -d.sem_score)
         by_lex = sorted((d for d in docs.values() if d.lex_passage is not None), key=lambda d: -d.lex_score)
         for rank, d in enumerate(by_sem, 1):
@@ -305,18 +304,17 @@ class Searcher:
         for rank, d in enumerate(by_lex, 1):
             d.lex_rank = rank
         pool = {Mode.SEMANTIC: by_sem, Mode.LEXICAL: by_lex, Mode.HYBRID: list(docs.values())}[mode]
+        everything = list(docs.values())
+        evidence = scale.evidence(_cosines(everything), _bm25s(everything))
+        for d, e in zip(everything, evidence.tolist()):
+            d.evidence = e
         if not pool:
             return []
-        semantic = mode is not Mode.LEXICAL
         # ranked by the boilerplate-penalised cosine, judged by the cosine itself (the scale knows no penalty)
-        penalised = np.array([d.sem_score if d.sem_sentence is not None and semantic else np.nan for d in pool])
-        cosine = np.array([d.sem_cosine if d.sem_sentence is not None and semantic else np.nan for d in pool])
-        bm25 = np.array([d.lex_score if d.lex_passage is not None and mode is not Mode.SEMANTIC else 0.0
-                         for d in pool])
-        fused = rel.fuse(penalised, bm25, _semantic_share(mode))
-        evidence = scale.evidence(cosine, bm25)
-        for d, f, e in zip(pool, fused.tolist(), evidence.tolist()):
-            d.fused, d.evidence = f, e
+        penalised = np.array([d.sem_score if d.sem_sentence is not None else np.nan for d in pool])
+        fused = rel.fuse(penalised, _bm25s(pool), _semantic_share(mode))
+        for d, f in zip(pool, fused.tolist()):
+            d.fused = f
         return sorted(pool, key=lambda d: (-d.fused, d.doc_id))
 
     def _scale(self, query_vectors: np.ndarray | None, idf: dict[str, float]) -> rel.Scale:
@@ -491,6 +489,16 @@ def _doc(docs: dict[int, _Doc], doc_id: int) -> _Doc:
 def _boilerplate(copies: int, documents: int) -> bool:
     """Whether a sentence found in ``copies`` of the index's ``documents`` is boilerplate."""
     return copies >= BOILERPLATE_DOCS or (copies >= BOILERPLATE_MIN_DOCS and copies / documents >= BOILERPLATE_SHARE)
+
+
+def _cosines(docs: Sequence[_Doc]) -> np.ndarray:
+    """Each document's best cosine (NaN: not found by meaning)."""
+    return np.array([d.sem_cosine if d.sem_sentence is not None else np.nan for d in docs])
+
+
+def _bm25s(docs: Sequence[_Doc]) -> np.ndarray:
+    """Each document's best BM25 (0: not found by its words)."""
+    return np.array([d.lex_score if d.lex_passage is not None else 0.0 for d in docs])
 
 
 def _semantic_share(mode: Mode) -> float:
