@@ -7,9 +7,14 @@ forking a process with threads is unsafe) and on every platform.
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import multiprocessing
 import os
+import signal
+import sys
+import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -31,6 +36,10 @@ TASK_FILES = 8
 TASK_BYTES = 1 << 20
 # Below this many files, the start-up cost of worker processes (about half a second) is not worth it.
 MIN_FILES_FOR_POOL = 16
+# How often a reader process checks that the indexer that started it still runs (see _die_with_parent).
+PARENT_CHECK_SECONDS = 0.5
+# prctl(2) option: a signal the kernel sends this process when its parent ends.
+_PR_SET_PDEATHSIG = 1
 
 
 def default_workers() -> int:
@@ -87,6 +96,34 @@ def _size(path: str) -> int:
         return 0  # the reader reports why
 
 
+def _die_with_parent(parent: int) -> None:
+    """Initializer of a reader process: end it when the indexer that started it is gone. An indexer killed with
+    SIGKILL cannot end its readers, which read on for minutes (and kept the resource tracker alive).
+
+    On Linux the kernel sends SIGKILL, which works even while a parser holds the GIL (it follows the thread that
+    started the reader: the one iterating :func:`extract_all`, which outlives its pool); elsewhere, and should the
+    parent have ended before that was set, a thread checks the parent's pid (an orphan is adopted by another).
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        except (OSError, AttributeError):
+            log.debug("prctl unavailable; watching the parent's pid only", exc_info=True)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="quire-parent-watch", daemon=True).start()
+
+
+def _readers(workers: int) -> ProcessPoolExecutor:
+    """A pool of ``workers`` reader processes, started with ``spawn``, that end with this process."""
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_die_with_parent, initargs=(os.getpid(),))
+
+
 def _read_task(reader: Reader, task: list[Job], limits: Limits, prepare: Prepare | None) -> list[Extracted]:
     outcomes = [reader(path, limits, known) for path, known in task]
     if prepare is None:
@@ -111,7 +148,7 @@ def extract_all(jobs: list[Job], limits: Limits, workers: int, reader: Reader = 
         return
     pending = list(reversed(jobs))
     while pending:
-        executor = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+        executor = _readers(workers)
         window = _Window(workers)
         try:
             while pending or window.tasks:
@@ -157,7 +194,7 @@ def _after_crash(window: _Window, pending: list[Job], limits: Limits, reader: Re
 
 def _isolated(job: Job, limits: Limits, reader: Reader, prepare: Prepare | None) -> Extracted:
     path = job[0]
-    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as single:
+    with _readers(1) as single:
         try:
             return single.submit(_read_task, reader, [job], limits, prepare).result()[0]
         except BrokenProcessPool:
