@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -165,6 +166,29 @@ def test_search_results_carry_deterministic_json_facets(corpus, index_dir):
     assert max(i.weight for i in evidence.importance) == 1.0
     for item in evidence.importance:
         assert top.sentence[item.start : item.end] == item.word
+
+
+@pytest.mark.skipif(TOY_MODEL, reason="the shipped static model is a toy build (too few words/dimensions for labels)")
+def test_chips_are_named_by_words_of_the_passage_or_the_query():
+    """Issue 34: chips read "zwingli", "pa", "tel" beside a sed FAQ, the vocabulary's nearest words to facets of the
+    neighbouring sentences. A chip is now named by a word of the passage (or, for a facet of its neighbours, of the
+    query), and a facet near no such word gets none."""
+    passage, neighbour = "Porpoises are small toothed whales.", "They hunt squid in murky coastal water."
+    facets = document_facets(SPACE, [passage, neighbour], [0, 0])[0]
+    words = {w.lower() for w in re.findall(r"\w+", passage)}
+    chips, _ = Explainer(SPACE, "ocean animals").explain([passage], [facets])[0]
+    assert chips and len(chips) < facets.k  # the neighbour's facets have no word of the passage to be named by
+    assert all(chip.label.lower() in words and chip.words[0] == chip.label for chip in chips)
+    assert "porpoises" in [chip.label for chip in chips]  # as a person writes it, not as the sentence's start capitalised it
+    assert len({chip.label for chip in chips}) == len(chips)
+    # a word of the query names a facet of the neighbours that no word of the passage is near
+    chips, evidence = Explainer(SPACE, "murky water").explain([passage], [facets])[0]
+    assert "murky" in [chip.label for chip in chips]
+    assert next(w for w in evidence.words if w.word == "murky").facet == "murky"
+    # what a chip is about: the passage's words near it, then the vocabulary's closest, one word per stem
+    chips, _ = Explainer(SPACE, "doctor").explain([HOSPITAL], text_facets(SPACE, [HOSPITAL]))[0]
+    clinic = next(chip for chip in chips if chip.label == "clinic")
+    assert clinic.words[:2] == ("clinic", "hospital")
 
 
 def test_word_bridges_split_the_static_cosine_exactly():

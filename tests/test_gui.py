@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication
 from app.gui import settings as S
 from app.gui.controller import IndexState
 from app.gui.folders import FileReport
-from app.gui.results_model import Role, facet_labels, highlight_html
+from app.gui.results_model import Role, chips, highlight_html
 from app.gui.settings import Option, Settings
 from app.gui.window import MainWindow
 from engine.search.results import Highlight
@@ -416,15 +416,27 @@ def test_settings_declared_types_and_dialog(qtbot, settings, tmp_path):
         assert dialog.method.model().item(sbert).isEnabled() == detect().accelerated
 
 
-def test_highlight_and_facet_helpers():
+def test_highlight_helper():
     text = "Fish & chips <b>"
     spans = (Highlight(0, 4, "fish"), Highlight(2, 6, "sh"), Highlight(7, 12, "chips"))
     assert highlight_html(text, spans) == "<mark>Fish</mark><mark> &amp;</mark> <mark>chips</mark> &lt;b&gt;"
 
-    class Facet:
-        label = "marine life"
 
-    assert facet_labels([{"label": "oceans"}, Facet(), {"other": 1}, {"label": "oceans"}]) == ["oceans", "marine life"]
+def test_a_chip_shows_only_when_it_carries_the_match():
+    from engine.search.results import Explanation, Facet, FacetExplanation, SearchResult, WordCoverage
+
+    facets = (Facet("appointments", ("appointments",), 0.22), Facet("clinic", ("clinic", "hospital", "patients"), 0.2),
+              Facet("sending", ("sending",), 0.19), Facet("zwingli", ("zwingli",), 0.35))
+    coverage = (WordCoverage("doctor", 0.62, 0.9, "clinic"), WordCoverage("texting", 0.21, 0.8, "sending"))
+    evidence = FacetExplanation((), 0.5, coverage, (), (), 0.3, None)
+    result = SearchResult("/a.txt", "a", 1.0, 0.5, "Patients book at the clinic.", 0, 10, None, 0, (), (), (),
+                          Explanation(0.5, None, None, (), 0.0, 1, None, "semantic", {}, facets=evidence), False,
+                          facets=facets)
+    shown = chips(result)
+    # "clinic" bridges the query's "doctor"; "zwingli" holds much of the passage; "sending" is too far from "texting"
+    assert [c.label for c in shown] == ["clinic", "zwingli"]
+    assert shown[0].tooltip == "This passage is about: clinic, hospital, patients — matches your word 'doctor'"
+    assert shown[1].tooltip == "This passage is about: zwingli"
 
 
 def test_errors_are_messages_not_tracebacks(qtbot, window, corpus):
@@ -544,7 +556,7 @@ def test_chips_and_context_arrive_after_the_ranking(qtbot, window, corpus):
     assert not first_explained and first.facets == () and first.context_before == first.context_after == ()
     top = window.current_result()
     assert not window.model.unexplained([0]) and top.path == first.path and top.score == first.score
-    assert top.facets and window.model.index(0).data(Role.FACETS) == facet_labels(top.facets)
+    assert top.facets and window.model.index(0).data(Role.FACETS) == chips(top) != []
     context = top.context_before + top.context_after
     assert context and all(sentence in window.preview.browser.toPlainText() for sentence in context)
 
@@ -764,3 +776,39 @@ def test_breakdown_headlines_for_each_way_a_result_is_found():
     assert headline(found((), 1, None), asked) == "Found by meaning only: no word of your query is in this passage."
     assert headline(found(("otters",), 4, None), asked) == "Found by meaning; the passage also holds 1 of your 3 words: otters."
     assert headline(found(("otters",), 1, 1), None) == "Found by meaning and by 1 word it shares with the passage: otters."
+
+
+def test_a_chip_tooltip_says_what_the_facet_is_about_and_which_query_word_it_matches(qtbot, window, corpus):
+    from PySide6.QtCore import QEvent, QPoint
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtWidgets import QStyleOptionViewItem, QToolTip
+
+    drop(window, [corpus])
+    wait_indexed(qtbot, window)
+    window.search_box.clear()
+    with qtbot.waitSignal(window.controller.explained, timeout=10_000):
+        qtbot.keyClicks(window.search_box, "doctor")
+    top = window.current_result()
+    assert top.path.endswith("appointments.txt")
+    shown = window.model.index(0).data(Role.FACETS)
+    assert shown and set(c.label for c in shown) <= {f.label for f in top.facets}
+    # each chip carries the match: a query word is near it, or it holds much of the passage
+    assert all(c.matches or next(f for f in top.facets if f.label == c.label).weight >= 0.3 for c in shown)
+    assert any(c.matches == ("doctor",) for c in shown)
+    # hovering a chip shows its own tooltip, not the file's path
+    delegate, view = window.results.itemDelegate(), window.results
+    option = QStyleOptionViewItem()
+    view.initViewItemOption(option)
+    option.rect = view.visualRect(window.model.index(0))
+    chip, box = next((c, b) for c, b in delegate._chip_boxes(option, window.model.index(0)) if c.matches)
+    pos = box.center().toPoint()
+    QApplication.sendEvent(view.viewport(), QHelpEvent(QEvent.Type.ToolTip, pos, view.viewport().mapToGlobal(pos)))
+    qtbot.waitUntil(lambda: QToolTip.isVisible(), timeout=2_000)
+    assert QToolTip.text() == chip.tooltip
+    assert chip.tooltip.startswith("This passage is about: ") and chip.tooltip.endswith("matches your word 'doctor'")
+    # the preview lists the same chips
+    assert chip.described in window.preview.browser.toPlainText()
+    elsewhere = QPoint(int(box.right()) + 200, pos.y() - 40)
+    QApplication.sendEvent(view.viewport(), QHelpEvent(QEvent.Type.ToolTip, elsewhere,
+                                                       view.viewport().mapToGlobal(elsewhere)))
+    qtbot.waitUntil(lambda: QToolTip.text() == top.path, timeout=2_000)

@@ -1,4 +1,5 @@
-"""Paints one result row: title, score number and bar, path and page, the passage with marked words, facet chips.
+"""Paints one result row: title, score number and bar, path and page, the passage with marked words, facet chips
+(each with a tooltip of its own).
 
 Colours come from the widget's palette (light or dark, whatever the system uses); the mark colour is the palette's
 highlight blended into the base colour, so it reads on both.
@@ -8,11 +9,11 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette, QTextDocument
-from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
+from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QHelpEvent, QPainter, QPalette, QTextDocument
+from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QToolTip
 
-from app.gui.results_model import Role
+from app.gui.results_model import Chip, Role
 
 PAD = 10
 BAR_WIDTH = 64
@@ -140,19 +141,41 @@ class ResultDelegate(QStyledItemDelegate):
         y += passage_h + 8
 
         # facet chips
-        x = rect.left()
+        chip_bg = (blend(text_color, palette.color(QPalette.ColorRole.Highlight), 0.22) if selected
+                   else blend(palette.color(QPalette.ColorRole.Highlight), palette.color(QPalette.ColorRole.Base), 0.2))
+        for chip, box in self._chip_boxes(option, index):
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(chip_bg)
+            painter.drawRoundedRect(box, box.height() / 2, box.height() / 2)
+            painter.setPen(text_color)
+            painter.drawText(box, Qt.AlignmentFlag.AlignCenter, chip.label)
+        painter.restore()
+
+    def _chip_boxes(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+                    ) -> list[tuple[Chip, QRectF]]:
+        """Where each chip of the row is painted (those that fit on the chip line), for painting and for tooltips."""
+        title_font, small_font = self._fonts(option)
         fm = QFontMetrics(small_font)
-        for label in index.data(Role.FACETS) or []:
-            w = fm.horizontalAdvance(label) + 2 * CHIP_PAD
+        rect = option.rect.adjusted(PAD, PAD, -PAD, -PAD)
+        # below the title, the location and the passage, as paint() lays them out
+        y = (rect.top() + QFontMetrics(title_font).height() + 2 + fm.height() + 4
+             + QFontMetrics(option.font).lineSpacing() * PASSAGE_LINES + 8)
+        x, out = rect.left(), []
+        for chip in index.data(Role.FACETS) or []:
+            w = fm.horizontalAdvance(chip.label) + 2 * CHIP_PAD
             if x + w > rect.right():
                 break
-            chip = QRectF(x, y, w, fm.height() + 2)
-            painter.setPen(Qt.PenStyle.NoPen)
-            chip_bg = (blend(text_color, palette.color(QPalette.ColorRole.Highlight), 0.22) if selected
-                       else blend(palette.color(QPalette.ColorRole.Highlight), palette.color(QPalette.ColorRole.Base), 0.2))
-            painter.setBrush(chip_bg)
-            painter.drawRoundedRect(chip, chip.height() / 2, chip.height() / 2)
-            painter.setPen(text_color)
-            painter.drawText(chip, Qt.AlignmentFlag.AlignCenter, label)
+            out.append((chip, QRectF(x, y, w, fm.height() + 2)))
             x += w + 6
-        painter.restore()
+        return out
+
+    def helpEvent(self, event: QHelpEvent, view: QAbstractItemView, option: QStyleOptionViewItem,  # noqa: N802 - Qt API
+                  index: QModelIndex | QPersistentModelIndex) -> bool:
+        """A chip's tooltip says what its facet is about and which of the query's words it matches; elsewhere the
+        row's own tooltip (the file's path) shows."""
+        if event.type() == QEvent.Type.ToolTip:
+            chip = next((c for c, box in self._chip_boxes(option, index) if box.contains(event.pos())), None)
+            if chip is not None:
+                QToolTip.showText(event.globalPos(), chip.tooltip, view)
+                return True
+        return super().helpEvent(event, view, option, index)

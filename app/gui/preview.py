@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QTextBrowser, QToolButton, QVBoxLayout, QWidget
 
 from app.gui.breakdown import breakdown_html, query_words
 from app.gui.delegate import mark_css
-from app.gui.results_model import facet_labels, highlight_html
+from app.gui.results_model import chips, highlight_html
 from engine.store.paths import readable
 
 if TYPE_CHECKING:
@@ -30,9 +30,9 @@ def context_html(result: SearchResult, asked: Sequence[str] | None, show_details
     passage = f"<span class='best'>{highlight_html(result.sentence, result.highlights)}</span>"
     parts = [f"<h3>{title}</h3>", f"<p class='path'>{html.escape(path)}{page}</p>",
              f"<p>{before} {passage} {after}</p>"]
-    labels = facet_labels(result.facets)
-    if labels:
-        parts.append("<p><b>Facets:</b> " + ", ".join(html.escape(x) for x in labels) + "</p>")
+    shown = chips(result)
+    if shown:
+        parts.append("<p><b>About:</b> " + "; ".join(html.escape(c.described) for c in shown) + "</p>")
     if result.duplicates:
         parts.append("<p class='path'>Same content also in: " + ", ".join(html.escape(d) for d in result.duplicates) + "</p>")
     parts.append(breakdown_html(result, asked, show_details))

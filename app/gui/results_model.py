@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,14 +25,58 @@ class Role(IntEnum):
     SCORE_TEXT = Qt.ItemDataRole.UserRole + 3  # the number shown beside the bar
     SCORE_FRACTION = Qt.ItemDataRole.UserRole + 4  # bar length in [0, 1]
     PASSAGE_HTML = Qt.ItemDataRole.UserRole + 5  # best sentence, query words marked with <mark>
-    FACETS = Qt.ItemDataRole.UserRole + 6  # labels of the facets that matched
+    FACETS = Qt.ItemDataRole.UserRole + 6  # the Chips of the facets that carry the match
     LOCATION = Qt.ItemDataRole.UserRole + 7  # path and page
 
 
-def facet_labels(facets: Iterable[object]) -> list[str]:
-    """Distinct labels of facets given as dicts with a "label" key or objects with a ``label`` attribute."""
-    labels = (facet.get("label") if isinstance(facet, dict) else getattr(facet, "label", None) for facet in facets)
-    return list(dict.fromkeys(str(label) for label in labels if label))
+# A chip is shown when a word of the query is at least this close to its facet (the word's cosine with the facet's
+# centre, Eq. 7's coverage in engine.facets.explain): on tests/conftest.py's corpus a word the passage holds is at
+# 0.7-1.0 from its facet and a related one at 0.3-0.75 ("doctor" to the facet of "Dr." 0.74, "mammals" to "whales"
+# 0.34), while the facets of unrelated passages are at most 0.25 from any query word.
+BRIDGE_FLOOR = 0.3
+# ... or when its facet holds at least this share of the passage's weighted words, what the passage is mainly about
+# (five facets sharing them evenly hold 0.2 each).
+WEIGHT_FLOOR = 0.3
+
+
+@dataclass(frozen=True)
+class Chip:
+    """A facet of a result as its card shows it: ``label``, what the passage is about there (``about``, the label
+    first) and the query's words it matches (``matches``, none when it is shown for its weight alone)."""
+
+    label: str
+    about: tuple[str, ...]
+    matches: tuple[str, ...]
+
+    @property
+    def described(self) -> str:
+        """"clinic, hospital, patients — matches your word 'doctor'"."""
+        said = ", ".join(self.about)
+        if self.matches:
+            quoted = ", ".join(f"'{w}'" for w in self.matches)
+            said += f" — matches your word{'s' if len(self.matches) > 1 else ''} {quoted}"
+        return said
+
+    @property
+    def tooltip(self) -> str:
+        """"This passage is about: clinic, hospital, patients — matches your word 'doctor'"."""
+        return f"This passage is about: {self.described}"
+
+
+def chips(result: SearchResult) -> list[Chip]:
+    """The facets of ``result`` that carry its match, as chips: those a query word is near (BRIDGE_FLOOR), first,
+    then those that hold much of the passage (WEIGHT_FLOOR); the rest would be noise beside the passage."""
+    evidence = result.explanation.facets
+    bridged: dict[str, list[str]] = {}
+    for word in evidence.words if evidence is not None else ():
+        if word.facet and word.coverage >= BRIDGE_FLOOR:
+            bridged.setdefault(word.facet, []).append(word.word)
+    out = {}
+    for facet in result.facets:
+        matches = tuple(bridged.get(facet.label, ()))
+        if (matches or facet.weight >= WEIGHT_FLOOR) and facet.label not in out:
+            out[facet.label] = Chip(facet.label, facet.words or (facet.label,), matches)
+    return sorted(out.values(), key=lambda chip: not chip.matches)  # stable: heaviest first within each group
 
 
 def highlight_html(text: str, highlights: Sequence) -> str:
@@ -112,7 +157,7 @@ class ResultsModel(QAbstractListModel):
         if role == Role.PASSAGE_HTML:
             return highlight_html(result.sentence, result.highlights)
         if role == Role.FACETS:
-            return facet_labels(result.facets)
+            return chips(result)
         if role == Role.LOCATION:
             page = f"  ·  p. {result.page}" if result.page else ""
             return ("weak match  ·  " if result.weak else "") + path + page
