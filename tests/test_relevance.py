@@ -40,13 +40,20 @@ def three_files(tmp_path_factory) -> Index:
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "semantic"])
-def test_a_paraphrase_shows_the_night_train_as_relevant_in_a_three_file_folder(three_files: Index, mode: str) -> None:
-    response = three_files.search("overnight rail service to Austria", mode=mode)
+@pytest.mark.parametrize(("query", "name", "sentence"), [
+    ("overnight rail service to Austria", "trains.txt", "The night train to Vienna"),
+    ("what to plant in a sunny spot", "garden.txt", "Tomatoes need full sun"),
+    # the heading shares a word with the query, but a sentence of its section is what answers
+    ("monthly household expenses", "budget.txt", "Rent is due on the first of every month"),
+])
+def test_a_paraphrase_is_shown_as_relevant_in_a_three_file_folder(three_files: Index, mode: str, query: str, name: str,
+                                                                    sentence: str) -> None:
+    response = three_files.search(query, mode=mode)
     assert not response.nothing_relevant
     top = response.results[0]
-    assert top.sentence.startswith("The night train to Vienna") and not top.weak
-    # the other two files say nothing about trains: they are not shown as answers
-    assert [Path(r.path).name for r in response.results] == ["trains.txt"]
+    assert top.sentence.startswith(sentence) and not top.weak
+    # the other two files are about something else: they are not shown as answers
+    assert [Path(r.path).name for r in response.results] == [name]
 
 
 @pytest.mark.parametrize("query", ["the history of jazz saxophone players", "quantum chromodynamics on a lattice"])

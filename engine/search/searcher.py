@@ -113,6 +113,7 @@ class _Query:
     scale: rel.Scale
     answered: bool
     bar: float
+    floor: float  # the evidence below which a document of an answered query is weak
 
     @functools.cached_property
     def stem_set(self) -> frozenset[str]:
@@ -168,7 +169,10 @@ class Searcher:
         best_cosine = max((d.sem_score for d in ranked if d.sem_sentence is not None), default=None)
         bar = rel.bar(mode, small_folder=self.store.sentence_count() < MIN_SENTENCES)
         answered = any(d.evidence >= bar for d in docs.values()) or scale.stands_out(best_cosine)
-        asked = _Query(mode, query_vectors, stems, idf, scale, answered, bar)
+        # a small folder's lower bar is for its best document, the best of few chances; the others are weighed as
+        # anywhere (docs/decisions/0003-a-prior-for-small-folders.md)
+        floor = rel.WEAK_SHARE * rel.bar(mode, small_folder=False)
+        asked = _Query(mode, query_vectors, stems, idf, scale, answered, bar, floor)
         top = ranked[0] if ranked else None
         ranked = ranked[: 3 * k + 10]
         candidates: dict[int, list[dict]] = {}
@@ -398,7 +402,7 @@ class Searcher:
         coverage = sum(asked.idf.get(s, 0.0) for s in matched) / total_idf if total_idf else 0.0
         similarity = cosines.get(best["id"])
         # weak: the query found nothing relevant at all, or this document's evidence is far below what that takes
-        weak = not asked.answered or doc.evidence < rel.WEAK_SHARE * asked.bar
+        weak = not asked.answered or doc.evidence < asked.floor
         return _Evidence(doc, record, best, similarity, matched, coverage, weak)
 
     def _result(self, evidence: _Evidence, asked: _Query, top: _Doc | None) -> SearchResult:
@@ -533,14 +537,17 @@ def _best_sentence(candidates: list[dict], asked: _Query, cosines: dict[int, flo
                    mass: dict[int, float]) -> dict:
     """The candidate with most evidence on the relevance scale (its cosine, and its query words as a share of what
     the query's key words could score, a word held only through its stem counting STEM_ONLY_SHARE), among those
-    whose cosine is known (:func:`_contenders`); then the most query-word mass."""
+    whose cosine is known (:func:`_contenders`), a sentence before a short line; then the most query-word mass."""
     known = [c for c in candidates if c["id"] in cosines] or [max(candidates, key=lambda c: mass[c["id"]])]
     if asked.vectors is None:
         known = [c for c in candidates if mass[c["id"]] > 0] or candidates
     words = np.array([_word_mass(c["text"], found[c["id"]], asked) for c in known])
     cosine = np.array([cosines.get(c["id"], np.nan) for c in known])
     evidence = asked.scale.evidence(cosine, words)
-    return max(zip(known, evidence.tolist()), key=lambda ce: (round(ce[1], 6), mass[ce[0]["id"]]))[0]
+    # a heading says what its section is about; a sentence of the section says it (engine.embed.context)
+    says = ~context.is_short(context.word_counts([c["text"] for c in known]))
+    return max(zip(known, says.tolist(), evidence.tolist()),
+               key=lambda ce: (ce[1], round(ce[2], 6), mass[ce[0]["id"]]))[0]
 
 
 def _word_mass(text: str, stems_in: set[str], asked: _Query) -> float:
