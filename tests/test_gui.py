@@ -764,18 +764,23 @@ def test_the_breakdown_says_why_in_a_sentence_before_the_numbers(qtbot, window, 
 
 def test_breakdown_headlines_for_each_way_a_result_is_found():
     from app.gui.breakdown import headline
-    from engine.search.results import Explanation, MatchedTerm
+    from engine.search.results import Explanation, MatchedTerm, Mode
 
     def found(words: tuple[str, ...], semantic: int | None, lexical: int | None) -> Explanation:
         return Explanation(0.5, None, 3.0 if lexical else None, tuple(MatchedTerm(w, w, 1.0) for w in words), 0.5,
                            semantic, lexical, "hybrid", {})
 
-    asked = ("river", "otters", "dams")
-    assert headline(found(("river", "otters"), 1, 2), asked) == "Found by meaning and by 2 of your 3 words: river, otters."
-    assert headline(found(asked, None, 1), asked) == "Found by your words: river, otters, dams."
-    assert headline(found((), 1, None), asked) == "Found by meaning only: no word of your query is in this passage."
-    assert headline(found(("otters",), 4, None), asked) == "Found by meaning; the passage also holds 1 of your 3 words: otters."
-    assert headline(found(("otters",), 1, 1), None) == "Found by meaning and by 1 word it shares with the passage: otters."
+    asked, hybrid = ("river", "otters", "dams"), Mode.HYBRID
+    assert (headline(found(("river", "otters"), 1, 2), asked, hybrid)
+            == "Found by meaning and by 2 of your 3 words: river, otters.")
+    assert headline(found(asked, None, 1), asked, hybrid) == "Found by your words: river, otters, dams."
+    assert headline(found((), 1, None), asked, hybrid) == "Found by meaning only: no word of your query is in this passage."
+    assert (headline(found(("otters",), 1, 1), None, hybrid)
+            == "Found by meaning and by 1 word it shares with the passage: otters.")
+    # semantic mode looks the words up too, but ranks by meaning alone
+    assert (headline(found(("otters",), 4, 2), asked, Mode.SEMANTIC)
+            == "Found by meaning; the passage also holds 1 of your 3 words: otters.")
+    assert headline(found(("otters",), None, 2), asked, Mode.LEXICAL) == "Found by 1 of your 3 words: otters."
 
 
 def test_a_chip_tooltip_says_what_the_facet_is_about_and_which_query_word_it_matches(qtbot, window, corpus):

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from engine import SearchResult
-    from engine.search.results import Explanation
+    from engine.search.results import Explanation, Mode
 
 
 def query_words(query: str) -> tuple[str, ...]:
@@ -36,20 +36,24 @@ def _words_clause(matched: Sequence[str], asked: Sequence[str] | None) -> str:
     return f"{len(matched)} of your {len(asked)} words: {_listed(matched)}"
 
 
-def headline(e: Explanation, asked: Sequence[str] | None) -> str:
+def headline(e: Explanation, asked: Sequence[str] | None, mode: Mode | None) -> str:
     """The first sentence of the breakdown: by meaning, by words or both, and which words.
 
-    ``asked``: the query's content words (:func:`query_words`), None when the query was a passage or a file.
+    ``asked``: the query's content words (:func:`query_words`), None when the query was a passage or a file;
+    ``mode``: the search's, which says what ranked the results (semantic mode looks up the words too, but only to
+    judge whether anything is relevant); None: the ranks alone tell.
     """
     matched = [t.word for t in e.matched_terms]
-    by_meaning, by_words = e.semantic_rank is not None, e.lexical_rank is not None
+    # Mode is a str enum: compared by value, the engine's module need not load on the GUI thread for this
+    by_meaning = e.semantic_rank is not None and mode != "lexical"
+    by_words = e.lexical_rank is not None and mode != "semantic"
     if not matched:
         nothing = "no word of the passage you searched with" if asked is None else "no word of your query"
         return f"Found by meaning only: {nothing} is in this passage."
     words = _words_clause(matched, asked)
     if by_meaning and by_words:
         return f"Found by meaning and by {words}."
-    if by_meaning:  # semantic mode: the words are there, but the ranking did not look at them
+    if by_meaning:  # the words are there, but the ranking did not count them
         return f"Found by meaning; the passage also holds {words}."
     return f"Found by {words}."
 
@@ -90,8 +94,8 @@ def details_html(result: SearchResult) -> str:
     return f"<table cellspacing='2'>{cells}</table>"
 
 
-def breakdown_html(result: SearchResult, asked: Sequence[str] | None, details: bool) -> str:
+def breakdown_html(result: SearchResult, asked: Sequence[str] | None, mode: Mode | None, details: bool) -> str:
     """The headline and notes, then (``details``) the numbers under a "Details" heading."""
-    said = " ".join([headline(result.explanation, asked), *notes(result)])
+    said = " ".join([headline(result.explanation, asked, mode), *notes(result)])
     out = f"<h4>Why this result</h4><p>{html.escape(said)}</p>"
     return out + ("<h4>Details</h4>" + details_html(result) if details else "")

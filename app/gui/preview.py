@@ -16,12 +16,12 @@ from app.gui.results_model import chips, highlight_html
 from engine.store.paths import readable
 
 if TYPE_CHECKING:
-    from engine import SearchResult
+    from engine import Mode, SearchResult
 
 
-def context_html(result: SearchResult, asked: Sequence[str] | None, show_details: bool) -> str:
+def context_html(result: SearchResult, asked: Sequence[str] | None, mode: Mode | None, show_details: bool) -> str:
     """The preview document for ``result``: the passage in context, then why it was found (``asked``: the query's
-    words, None for "more like this"), with the numbers when ``show_details``."""
+    words, None for "more like this"; ``mode``: the search's), with the numbers when ``show_details``."""
     path = readable(result.path)
     title = html.escape(result.title or Path(path).name)
     page = f" · page {result.page}" if result.page else ""
@@ -35,7 +35,7 @@ def context_html(result: SearchResult, asked: Sequence[str] | None, show_details
         parts.append("<p><b>About:</b> " + "; ".join(html.escape(c.described) for c in shown) + "</p>")
     if result.duplicates:
         parts.append("<p class='path'>Same content also in: " + ", ".join(html.escape(d) for d in result.duplicates) + "</p>")
-    parts.append(breakdown_html(result, asked, show_details))
+    parts.append(breakdown_html(result, asked, mode, show_details))
     return "".join(parts)
 
 
@@ -60,10 +60,13 @@ class PreviewPane(QWidget):
         layout.addWidget(self.toggle)
         self._result: SearchResult | None = None
         self._asked: tuple[str, ...] | None = None
+        self._mode: Mode | None = None
 
-    def set_query(self, query: str | None) -> None:
-        """The query the results on screen answer; None when it was a passage or a file ("more like this")."""
+    def set_query(self, query: str | None, mode: Mode) -> None:
+        """The query the results on screen answer (None when it was a passage or a file, "more like this") and the
+        mode it was searched in."""
         self._asked = None if query is None else query_words(query)
+        self._mode = mode
 
     def show_result(self, result: SearchResult | None) -> None:
         """Display ``result`` (None empties the pane)."""
@@ -78,4 +81,4 @@ class PreviewPane(QWidget):
         muted = palette.color(QPalette.ColorRole.PlaceholderText).name()
         self.browser.document().setDefaultStyleSheet(
             mark_css(palette) + f" .path {{ color: {muted}; }} .best {{ font-weight: 600; }}")
-        self.browser.setHtml(context_html(self._result, self._asked, self.toggle.isChecked()))
+        self.browser.setHtml(context_html(self._result, self._asked, self._mode, self.toggle.isChecked()))

@@ -384,7 +384,7 @@ class MainWindow(QMainWindow):
             self.banner.setVisible(False)
         kept = selected.path if selected is not None and previous.query == response.query else None
         self.model.set_response(response)
-        self.preview.set_query(None if self._like else response.query)
+        self.preview.set_query(None if self._like else response.query, response.mode)
         # a file's sentences as the query miss words by the dozen; only typed words are worth naming
         missing = _missing_text(response.missing) if response.missing and self._like is None else ""
         if response.results:
