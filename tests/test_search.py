@@ -234,3 +234,27 @@ def test_the_ranking_is_weighed_head_first_and_ranks_as_if_weighed_whole(river: 
     weighed.clear()
     assert ranking() == head_first and ranking(include_weak=True) == with_weak
     assert weighed == [19, 19]
+
+
+@pytest.mark.parametrize("mode", ["lexical", "hybrid", "semantic"])
+def test_the_response_counts_the_documents_found_beyond_k(river: Index, mode: str) -> None:
+    """Issue 34: the app shows "1-3 of N" and pages on; N is what a search with a larger k would show."""
+    first = river.search("otters", k=3, mode=mode, explain=False)
+    everything = river.search("otters", k=100, mode=mode, explain=False)
+    assert len(first.results) == 3 and first.found == everything.found == len(everything.results) > 3
+    assert not first.found_at_least  # 30 passages and fewer sentences than a ranking's depth: nothing was cut
+    # a larger k shows the same documents first
+    assert [r.path for r in everything.results[:3]] == [r.path for r in first.results]
+    if mode == "lexical":
+        assert first.found == 12  # "otters" is in a third of the 30 files and in the heron's two others
+    weak = river.search("otters", k=3, mode=mode, explain=False, include_weak=True)
+    assert weak.found >= first.found
+
+
+def test_a_ranking_cut_at_its_depth_makes_the_count_a_lower_bound(river: Index, monkeypatch) -> None:
+    from engine.search import searcher as searcher_module
+
+    monkeypatch.setattr(searcher_module, "CANDIDATES", 5)  # "river" is in 30 passages: only 5 are scored
+    response = river.search("river", k=2, mode="lexical", explain=False)
+    assert response.found_at_least and 2 <= response.found <= 5
+    assert response.to_json()["found"] == response.found and response.to_json()["found_at_least"]

@@ -160,7 +160,12 @@ class SearchResult:
 class SearchResponse:
     """Results for one query; ``nothing_relevant`` when every candidate was too weak to show. ``missing``: the
     query's words that no passage of the index holds (counted where words are ranked: hybrid and lexical), which is
-    often why nothing relevant was found and what a person would change first."""
+    often why nothing relevant was found and what a person would change first.
+
+    ``found``: how many documents the search found that it would show with a larger ``k`` (those of the ranking not
+    too weak to show; every one with ``include_weak``), so a list can say "1-10 of 37"; files with the same content
+    count once each here but are shown once. ``found_at_least``: a ranking stopped at its depth (``CANDIDATES``
+    sentences or passages), so more documents may qualify and ``found`` is a lower bound."""
 
     query: str
     mode: Mode
@@ -171,6 +176,8 @@ class SearchResponse:
     seconds: float = 0.0
     notes: tuple[str, ...] = field(default_factory=tuple)
     missing: tuple[str, ...] = field(default_factory=tuple)
+    found: int = 0
+    found_at_least: bool = False
 
     def to_json(self) -> dict:
         """JSON for the CLI and benchmarks."""
@@ -180,6 +187,8 @@ class SearchResponse:
             "method": self.method,
             "nothing_relevant": self.nothing_relevant,
             "weak_hidden": self.weak_hidden,
+            "found": self.found,
+            "found_at_least": self.found_at_least,
             "missing": list(self.missing),
             "seconds": round(self.seconds, 4),
             "notes": list(self.notes),

@@ -174,6 +174,7 @@ class Searcher:
         floor = rel.WEAK_SHARE * rel.bar(mode, small_folder=False)
         asked = _Query(mode, query_vectors, stems, idf, scale, answered, bar, floor)
         top = ranked[0] if ranked else None
+        found = len(ranked) if include_weak else sum(d.evidence >= floor for d in ranked) if answered else 0
         ranked = ranked[: 3 * k + 10]
         candidates: dict[int, list[dict]] = {}
         if facet_rerank.enabled(rerank_facets):
@@ -205,7 +206,16 @@ class Searcher:
             nothing_relevant=not strong, weak_hidden=0 if include_weak else len(picked) - strong,
             seconds=time.perf_counter() - started, notes=tuple(notes),
             missing=() if df is None else tuple(term.word for stem, term in stems.items() if not df.get(stem, 0)),
+            found=max(found, len(results)), found_at_least=self._cut(mode, df),
         )
+
+    def _cut(self, mode: Mode, df: dict[str, int] | None) -> bool:
+        """Whether a ranking that ``mode`` shows may have stopped at its depth (CANDIDATES) before every document
+        that qualifies: the graph holds more sentences than it returns, or the query's words are in more passages
+        than are scored (their document frequencies summed, an upper bound of the passages that hold any)."""
+        semantic = mode is not Mode.LEXICAL and self.vectors is not None and self.vectors.live_count > CANDIDATES
+        lexical = mode is not Mode.SEMANTIC and df is not None and sum(df.values()) > CANDIDATES
+        return semantic or lexical
 
     # -- rankings ---------------------------------------------------------------------------------------------
     def _rank(self, query: str, mode: Mode, notes: list[str]
