@@ -173,7 +173,7 @@ def test_weak_matches_are_one_click_away(qtbot, window, corpus):
     shown = blocker.args[0]
     assert shown.query == response.query and len(shown.results) == response.weak_hidden
     assert all(r.weak for r in shown.results)
-    assert window.results_stack.currentWidget() is window.results
+    assert window.results_stack.currentWidget() is window.results_page
     assert window.model.index(0).data(Role.LOCATION).startswith("weak match")
     assert "weak match" in window.model.index(0).data(Qt.ItemDataRole.AccessibleTextRole)
     # typing again returns to relevant matches only; Ctrl+Shift+A asks for the weak ones from the keyboard
@@ -817,3 +817,61 @@ def test_a_chip_tooltip_says_what_the_facet_is_about_and_which_query_word_it_mat
     QApplication.sendEvent(view.viewport(), QHelpEvent(QEvent.Type.ToolTip, elsewhere,
                                                        view.viewport().mapToGlobal(elsewhere)))
     qtbot.waitUntil(lambda: QToolTip.text() == top.path, timeout=2_000)
+
+
+def test_the_list_counts_what_was_found_and_pages_on_scroll_and_page_down(qtbot, window, tmp_path):
+    """Issue 34: the list stopped at 10 documents with no count ("file": 10 shown, 35+ hold the word)."""
+    docs = tmp_path / "river"
+    docs.mkdir()
+    for i in range(30):  # "river" in all 30 files, "otters" in 12
+        otters = " Otters swim past the weir." if i % 3 == 0 or i % 10 == 0 else ""
+        (docs / f"d{i:02d}.txt").write_text(f"The river flows past bridge number {i}.{otters}\n", encoding="utf-8")
+    window.mode_box.setCurrentIndex(window.mode_box.findData("lexical"))
+    drop(window, [docs])
+    wait_indexed(qtbot, window)
+
+    response = type_query(qtbot, window, "otters")
+    assert window.model.rowCount() == 10 and response.found == 12
+    assert window.count_label.text() == "1–10 of 12" and window.count_label.isVisible()
+    window.move_selection(3)
+    selected = window.current_result()
+    # scrolling to the end of the list asks for the next page; its rows are appended and the selection stays
+    bar = window.results.verticalScrollBar()
+    assert bar.maximum() > 0
+    with qtbot.waitSignal(window.results_shown, timeout=10_000):
+        bar.setValue(bar.maximum())
+    paths = [window.model.result(r).path for r in range(window.model.rowCount())]
+    assert len(paths) == len(set(paths)) == 12 and window.count_label.text() == "1–12 of 12"
+    assert window.current_result() == selected and window.results.currentIndex().row() == 3
+    assert paths[:10] == [r.path for r in response.results]
+    window.move_selection(100)  # nothing more to load
+    assert window._more is None and window.model.rowCount() == 12
+
+    response = type_query(qtbot, window, "river")
+    assert window.model.rowCount() == 10 and window.count_label.text() == "1–10 of 30"
+    window.move_selection(9)
+    assert window.results.currentIndex().row() == 9
+    with qtbot.waitSignal(window.results_shown, timeout=10_000):
+        qtbot.keyClick(window.search_box, Qt.Key.Key_PageDown)  # Page Down on the last row
+    assert window.model.rowCount() == 20 and window.count_label.text() == "1–20 of 30"
+    assert window.results.currentIndex().row() == 9
+    # the same from the list itself, when it has the focus
+    window.results.setFocus()
+    window.results.setCurrentIndex(window.model.index(19))
+    with qtbot.waitSignal(window.results_shown, timeout=10_000):
+        qtbot.keyClick(window.results, Qt.Key.Key_PageDown)
+    assert window.model.rowCount() == 30 and window.count_label.text() == "1–30 of 30"
+    # a new query starts from the first page again
+    type_query(qtbot, window, "otters")
+    assert window.model.rowCount() == 10 and window.count_label.text() == "1–10 of 12"
+
+
+def test_the_count_says_when_it_is_a_lower_bound():
+    from app.gui.paging import Shown
+
+    assert Shown(10, 39, at_least=True).text == "1–10 of at least 39"
+    assert Shown(10, 39, at_least=True).more
+    # a page that came back short is all the search can give; duplicates counted in the engine's count drop out
+    assert Shown(12, 14, at_least=True, exhausted=True).text == "1–12 of 12"
+    assert not Shown(12, 14, at_least=True, exhausted=True).more
+    assert Shown(0, 0, False).text == ""

@@ -137,31 +137,38 @@ class Controller(QObject):
         self.ready.emit(folder)
 
     # -- queries ----------------------------------------------------------------------------------------------
-    def search(self, text: str, mode: str | None = None, *, include_weak: bool = False) -> int:
+    def search(self, text: str, mode: str | None = None, *, include_weak: bool = False, k: int | None = None) -> int:
         """Submit a query (``mode``: an ``engine.Mode`` value; ``include_weak``: show matches below the relevance
-        threshold too, flagged); returns its generation (older answers are dropped)."""
+        threshold too, flagged; ``k``: documents wanted, None for a page of the preference); returns its generation
+        (older answers are dropped)."""
         generation = self.generations.next()
         mode = mode or self.settings.get(S.SEARCH_MODE)
-        self._search.emit(QueryRequest(generation, text, mode, self.settings.get(S.RESULTS_K),
-                                       include_weak=include_weak))
+        self._search.emit(QueryRequest(generation, text, mode, k or self.page_size, include_weak=include_weak))
         return generation
 
-    def search_file(self, path: str, mode: str | None = None, *, include_weak: bool = False) -> int:
+    def search_file(self, path: str, mode: str | None = None, *, include_weak: bool = False,
+                    k: int | None = None) -> int:
         """"More like this" with a file: its sentences are the query (read on a worker); returns the generation."""
         generation = self.generations.next()
         mode = mode or self.settings.get(S.SEARCH_MODE)
-        self._query_file.emit(FileQuery(generation, str(Path(path).resolve()), mode, self.settings.get(S.RESULTS_K),
+        self._query_file.emit(FileQuery(generation, str(Path(path).resolve()), mode, k or self.page_size,
                                         include_weak=include_weak))
         return generation
 
-    def search_like(self, path: str, ordinal: int, mode: str | None = None, *, include_weak: bool = False) -> int:
+    def search_like(self, path: str, ordinal: int, mode: str | None = None, *, include_weak: bool = False,
+                    k: int | None = None) -> int:
         """"More like this" with a result's passage: documents like sentence ``ordinal`` of the indexed file
         ``path``, that file left out; returns the generation."""
         generation = self.generations.next()
         mode = mode or self.settings.get(S.SEARCH_MODE)
-        self._search_like.emit(PassageQuery(generation, path, ordinal, mode, self.settings.get(S.RESULTS_K),
+        self._search_like.emit(PassageQuery(generation, path, ordinal, mode, k or self.page_size,
                                             include_weak=include_weak))
         return generation
+
+    @property
+    def page_size(self) -> int:
+        """Documents a search asks for at first, and each further page adds."""
+        return self.settings.get(S.RESULTS_K)
 
     def explain(self, generation: int, query: str, rows: list[int], results: list) -> None:
         """Ask for the chips and context of ``results`` (``rows`` of the answer ``generation``); they arrive through

@@ -100,8 +100,8 @@ def score_display(result: SearchResult, top_score: float) -> tuple[str, float]:
 
 
 class ResultsModel(QAbstractListModel):
-    """Rows of one :class:`engine.SearchResponse`: replaced wholesale when a new answer arrives, then row by row as
-    their explanations (facet chips, context) come in."""
+    """Rows of one :class:`engine.SearchResponse`: replaced wholesale when a new answer arrives, extended when a
+    further page of it does, then row by row as their explanations (facet chips, context) come in."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -118,6 +118,20 @@ class ResultsModel(QAbstractListModel):
         self._explained = set()
         self._top = max((r.score for r in self._results), default=0.0)
         self.endResetModel()
+
+    def extend(self, response: SearchResponse) -> int:
+        """Append the results of ``response`` (the answer on screen asked again with a larger k) that are not on
+        screen yet, keeping the rows there, explained or not; returns how many were added."""
+        shown = {r.path for r in self._results}
+        new = [r for r in response.results if r.path not in shown]
+        self.response = response
+        if new:
+            first = len(self._results)
+            self.beginInsertRows(QModelIndex(), first, first + len(new) - 1)
+            self._results += new
+            self._top = max(self._top, *(r.score for r in new))
+            self.endInsertRows()
+        return len(new)
 
     def unexplained(self, rows: Iterable[int]) -> list[int]:
         """Those of ``rows`` that exist and still lack their explanation."""

@@ -37,6 +37,7 @@ from app.gui.desktop import Desktop
 from app.gui.folders import FileReport, FoldersPanel
 from app.gui.launch import OpenRequest
 from app.gui.message_bar import MessageBar
+from app.gui.paging import Page, Shown
 from app.gui.preview import PreviewPane
 from app.gui.results_model import ResultsModel, Role
 from app.gui.run_report import Problem, problems_of, run_message
@@ -115,6 +116,10 @@ class MainWindow(QMainWindow):
         self._announced: frozenset[Problem] | None = None  # files not indexed that were told about (None: not known)
         self._like: LikeTarget | None = None  # what the "more like this" search on screen is like
         self._shown = 0  # generation of the answer on screen
+        self._requested = Page(self.controller.page_size)  # what the latest search asked for
+        self._page = self._requested  # what the answer on screen was asked for
+        self._count = Shown(0, 0, False)  # how much of it the list holds
+        self._more: int | None = None  # generation of a further page of it in flight
         self._status = None
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self._search_now)
@@ -167,6 +172,14 @@ class MainWindow(QMainWindow):
         self.results.setAccessibleName("Results")
         self.results.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.results.installEventFilter(self)
+        self.count_label = QLabel()
+        self.count_label.setAccessibleName("Result count")
+        self.count_label.setToolTip("Scroll to the end of the list, or press Page Down on its last result, for more")
+        self.results_page = QWidget()
+        results_layout = QVBoxLayout(self.results_page)
+        results_layout.setContentsMargins(0, 0, 0, 0)
+        results_layout.addWidget(self.count_label)
+        results_layout.addWidget(self.results, 1)
         self.empty = QLabel()
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.setWordWrap(True)
@@ -183,7 +196,7 @@ class MainWindow(QMainWindow):
         empty_layout.addWidget(self.show_weak_button, 0, Qt.AlignmentFlag.AlignHCenter)
         empty_layout.addStretch(1)
         self.results_stack = QStackedWidget()
-        self.results_stack.addWidget(self.results)
+        self.results_stack.addWidget(self.results_page)
         self.results_stack.addWidget(self.empty_page)
         self._show_empty("Type to search.\nDrop folders or files here to index them (Ctrl+O).")
 
@@ -255,7 +268,7 @@ class MainWindow(QMainWindow):
         self.search_box.copy_passage.connect(self.copy_passage)
         self.search_box.file_dropped.connect(self.search_like_file)
         self.like_chip.clicked.connect(self.clear_search)
-        self.results.verticalScrollBar().valueChanged.connect(lambda _: self._explain_timer.start())
+        self.results.verticalScrollBar().valueChanged.connect(self._on_scrolled)
         self.mode_box.currentIndexChanged.connect(self._on_mode_changed)
         self.results.selectionModel().currentChanged.connect(lambda cur, _: self.preview.show_result(cur.data(Role.RESULT)))
         self.results.doubleClicked.connect(lambda _: self.open_current(reveal=False))
@@ -311,13 +324,34 @@ class MainWindow(QMainWindow):
         elif self._like is None:
             self.clear_results()
 
-    def _search_now(self, *, include_weak: bool = False) -> None:
+    def _search_now(self, page: Page | None = None) -> None:
         self._debounce.stop()
         text = self.search_box.text().strip()
         if not text:
             return
         self._last_query = text
-        self.controller.search(text, self.mode_box.currentData(), include_weak=include_weak)
+        self._more = None
+        self._request(page or Page(self.controller.page_size))
+
+    def _request(self, page: Page) -> int:
+        """Search for the query on screen (typed, or "more like this") as far as ``page``; returns the generation."""
+        self._requested, mode, like = page, self.mode_box.currentData(), self._like
+        if like is None:
+            return self.controller.search(self._last_query, mode, include_weak=page.include_weak, k=page.k)
+        if like.ordinal is None:
+            return self.controller.search_file(like.path, mode, include_weak=page.include_weak, k=page.k)
+        return self.controller.search_like(like.path, like.ordinal, mode, include_weak=page.include_weak, k=page.k)
+
+    def load_more(self) -> None:
+        """The next page of the answer on screen (the list scrolled to its end, or Page Down on its last row): the
+        same search with a larger k on the search thread; its new rows are appended and the selection stays."""
+        if self._more is None and self._count.more and self.model.response is not None:
+            self._more = self._request(self._page.more(self.controller.page_size))
+
+    def _on_scrolled(self, value: int) -> None:
+        self._explain_timer.start()
+        if value and value == self.results.verticalScrollBar().maximum():
+            self.load_more()
 
     def _on_enter(self, ctrl: bool) -> None:
         text = self.search_box.text().strip()
@@ -334,18 +368,16 @@ class MainWindow(QMainWindow):
 
     def _search_again(self, *, include_weak: bool = False) -> None:
         """Rerun the query on screen (the mode changed, indexing brought new content, or the weak matches were
-        asked for)."""
+        asked for), as far as the pages on screen went."""
+        page = Page(max(self._page.k, self.controller.page_size), include_weak)
         if self._like is not None:
-            self._search_like(include_weak=include_weak)
+            self._search_like(page)
         elif self.search_box.text().strip():
-            self._search_now(include_weak=include_weak)
+            self._search_now(page)
 
-    def _search_like(self, *, include_weak: bool = False) -> None:
-        like, mode = self._like, self.mode_box.currentData()
-        if like.ordinal is None:
-            self.controller.search_file(like.path, mode, include_weak=include_weak)
-        else:
-            self.controller.search_like(like.path, like.ordinal, mode, include_weak=include_weak)
+    def _search_like(self, page: Page | None = None) -> None:
+        self._more = None
+        self._request(page or Page(self.controller.page_size))
 
     def search_like_file(self, path: str) -> None:
         """More like this with a file (dropped on the search field): its sentences are the query."""
@@ -376,6 +408,10 @@ class MainWindow(QMainWindow):
 
     def _on_answer(self, generation: int, response: SearchResponse) -> None:
         self._shown = generation
+        if generation == self._more:
+            self._on_more(response)
+            return
+        self._more, self._page = None, self._requested
         # the same query answered again (indexing brought new content, the mode changed) keeps the selected
         # document and the message above the list: a watcher pass after Enter opened a file (or failed to) must
         # neither move the selection to another file nor hide why it did not open
@@ -387,8 +423,10 @@ class MainWindow(QMainWindow):
         self.preview.set_query(None if self._like else response.query, response.mode)
         # a file's sentences as the query miss words by the dozen; only typed words are worth naming
         missing = _missing_text(response.missing) if response.missing and self._like is None else ""
+        self._set_count(Shown(len(response.results), response.found, response.found_at_least,
+                              exhausted=len(response.results) < self._page.k))
         if response.results:
-            self.results_stack.setCurrentWidget(self.results)
+            self.results_stack.setCurrentWidget(self.results_page)
             row = next((r for r, result in enumerate(response.results) if result.path == kept), 0)
             self.results.setCurrentIndex(self.model.index(row))
             self._explain_timer.start()
@@ -400,6 +438,19 @@ class MainWindow(QMainWindow):
             self.preview.show_result(None)
         self._show_query_note(" · ".join(([missing] if missing and response.results else []) + list(response.notes)))
         self.results_shown.emit(response)
+
+    def _on_more(self, response: SearchResponse) -> None:
+        """A further page of the answer on screen: its new rows go after those there."""
+        self._more, self._page = None, self._requested
+        added = self.model.extend(response)
+        self._set_count(Shown(self.model.rowCount(), response.found, response.found_at_least,
+                              exhausted=not added or len(response.results) < self._page.k))
+        self._explain_timer.start()
+        self.results_shown.emit(response)
+
+    def _set_count(self, shown: Shown) -> None:
+        self._count = shown
+        self.count_label.setText(shown.text)
 
     def _show_query_note(self, note: str) -> None:
         """Say ``note`` about the answer on screen in the status bar, in place of the previous answer's."""
@@ -443,8 +494,10 @@ class MainWindow(QMainWindow):
         self._debounce.stop()
         self._explain_timer.stop()
         self._last_query = ""
+        self._more = None
         self.controller.invalidate()
         self.model.set_response(None)
+        self._set_count(Shown(0, 0, False))
         self.preview.show_result(None)
         self._show_query_note("")
         self._show_empty("Type to search.")
@@ -460,9 +513,10 @@ class MainWindow(QMainWindow):
         rows = self.model.rowCount()
         if not rows:
             return
-        row = self.results.currentIndex().row()
-        row = min(rows - 1, max(0, (row if row >= 0 else -1) + delta))
-        self.results.setCurrentIndex(self.model.index(row))
+        row = self.results.currentIndex().row() + delta  # from -1 when none is selected
+        self.results.setCurrentIndex(self.model.index(min(rows - 1, max(0, row))))
+        if row > rows - 1:  # Down or Page Down past the last row: the next page, if there is one
+            self.load_more()
 
     def current_result(self) -> SearchResult | None:
         """The selected result."""
@@ -491,8 +545,11 @@ class MainWindow(QMainWindow):
         menu.exec(self.results.viewport().mapToGlobal(pos))
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt API
-        """Enter / Ctrl+Enter / Ctrl+C on the results list."""
+        """Enter / Ctrl+Enter / Ctrl+C on the results list, and Down or Page Down on its last row (the next page)."""
         if obj is self.results and event.type() == QEvent.Type.KeyPress:
+            last = self.results.currentIndex().row() == self.model.rowCount() - 1
+            if last and event.key() in (Qt.Key.Key_Down, Qt.Key.Key_PageDown):
+                self.load_more()
             if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
                 self.open_current(reveal=bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier))
                 return True
