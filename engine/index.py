@@ -308,6 +308,8 @@ class Index:
             index = self._vector_index(embedder)
             index.remove(removed)
             index.save(int(self.store.get_meta("generation", 0)))
+            if doomed:
+                self.store.reclaim_space()  # the removed documents' disk space comes back (engine.store.space)
             return len(doomed)
 
     @_reports_damage

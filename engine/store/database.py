@@ -22,7 +22,7 @@ import sqlite_utils
 from filelock import FileLock
 
 from engine.errors import Cancelled, IndexDamagedError, QuireError
-from engine.store import postings, schema
+from engine.store import postings, schema, space
 from engine.store.bm25 import WordIndex
 from engine.store.chunks import in_chunks
 from engine.store.paths import from_column, to_column
@@ -131,6 +131,7 @@ class Store:
             raise
 
     def _set_up(self, folder: Path) -> None:
+        space.prepare(self.db.conn)  # before any table: a removal can give pages back (engine.store.space)
         self.db.enable_wal()
         self.db.execute("PRAGMA synchronous=NORMAL")  # WAL stays consistent; a power cut may lose the last commits
         self.db.execute("PRAGMA foreign_keys=OFF")
@@ -647,6 +648,10 @@ class Store:
         (:func:`engine.store.postings.compact`); returns whether it did."""
         with self.db.atomic():
             return postings.compact(self.db.conn)
+
+    def reclaim_space(self) -> space.Reclaimed:
+        """Give the disk space of removed documents back (:func:`engine.store.space.reclaim`)."""
+        return space.reclaim(self.db.conn, self.path)
 
     def _version(self) -> tuple[int, int]:
         """Changes when the database does: PRAGMA data_version moves when another connection commits,
