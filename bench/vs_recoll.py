@@ -14,7 +14,8 @@ Folders:
   suite's generators, tests/docgen.py), plus one sample of every format the readers know.
 
 Then where quire's bytes go: SQLite's ``dbstat`` per table (its indexes and FTS5 shadow tables folded into the table
-they serve) and the files beside the database.
+they serve) and the files beside the database; and what ``quire remove`` of nine files in ten of the wiki folder
+gives back.
 
 Recoll is never a dependency of quire; this benchmark needs it installed (as root; poppler-utils gives Recoll the
 pdftotext its PDF filter runs):
@@ -196,6 +197,18 @@ def where_bytes_go(db: Path) -> dict[str, int]:
     return parts
 
 
+def remove_most(folder: Path, db: Path, logs: Path) -> dict:
+    """``quire remove`` nine files in ten of ``folder`` from its index: the index's bytes before and after."""
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    doomed = [p for i, p in enumerate(files) if i % 10]
+    before = {p.name: p.stat().st_size for p in db.iterdir() if p.is_file()}
+    _, wall, _ = measured([sys.executable, "-m", "app.cli", "remove", *map(str, doomed), "--db", str(db), "--json"],
+                          logs / f"quire-remove-{folder.name}.log", cwd=REPO)
+    after = {p.name: p.stat().st_size for p in db.iterdir() if p.is_file()}
+    return {"files_removed": len(doomed), "files_left": len(files) - len(doomed), "seconds": wall,
+            "bytes_before": before, "bytes_after": after}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--files", type=int, default=2, help="WikiExtractor files whose articles make the folders")
@@ -228,6 +241,7 @@ def main() -> None:
                 "quire_bytes": where_bytes_go(scratch / f"quire-{folder.name}"),
                 "recoll_missing_helpers": recoll_missing(scratch / f"recoll-{folder.name}"),
             }
+        results["remove"] = remove_most(wiki, scratch / "quire-wiki", logs)
         results["articles"] = articles
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
@@ -257,6 +271,12 @@ def table(results: dict) -> str:
     for name, folder in results["folders"].items():
         if folder["recoll_missing_helpers"]:
             lines += ["", f"Recoll's missing helpers ({name}): " + "; ".join(folder["recoll_missing_helpers"].splitlines())]
+    removal = results["remove"]
+    before, after = (sum(removal[k].values()) for k in ("bytes_before", "bytes_after"))
+    db_before, db_after = (removal[k].get("index.db", 0) for k in ("bytes_before", "bytes_after"))
+    lines += ["", f"`quire remove` of {removal['files_removed']} of the wiki folder's files "
+              f"({removal['files_left']} left, {removal['seconds']:.1f} s): the index {before / 1e6:.1f} MB -> "
+              f"{after / 1e6:.1f} MB, of which the database {db_before / 1e6:.1f} MB -> {db_after / 1e6:.1f} MB."]
     for name, folder in results["folders"].items():
         lines += ["", f"Where quire's bytes go ({name}):", "", "| part | MB | share of the index |", "|---|---|---|"]
         total = folder["runs"][0]["index_bytes"]
