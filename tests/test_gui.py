@@ -230,8 +230,8 @@ def test_ctrl_m_finds_other_documents_like_the_selected_passage(qtbot, window, c
     # two more documents about animals that hunt by sound: what a passage about porpoises is like
     (corpus / "animals" / "dolphins.txt").write_text(
         "Dolphins find fish with echolocation, sending clicks through the murky water.\n", encoding="utf-8")
-    (corpus / "animals" / "bats.txt").write_text(
-        "Bats hunt insects at night by echolocation, listening for the echoes of their calls.\n", encoding="utf-8")
+    (corpus / "animals" / "whales.txt").write_text(
+        "Sperm whales use echolocation to hunt squid in the deep, dark water.\n", encoding="utf-8")
     drop(window, [corpus])
     wait_indexed(qtbot, window)
     type_query(qtbot, window, "porpoises hunting with echolocation")

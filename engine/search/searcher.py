@@ -11,7 +11,7 @@ import functools
 import logging
 import time
 from collections.abc import Collection, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -229,7 +229,13 @@ class Searcher:
         """
         docs: dict[int, _Doc] = {}
         words = _word_ranker().submit(self._lexical, query) if mode is not Mode.LEXICAL else None
-        query_vectors = self._semantic(query, docs, notes) if mode is not Mode.LEXICAL else None
+        try:
+            query_vectors = self._semantic(query, docs, notes) if mode is not Mode.LEXICAL else None
+        except BaseException:
+            # the word thread reads the same connection: it must be done before the caller may close it
+            if words is not None:
+                wait([words])
+            raise
         stems, df, best = words.result() if words is not None else self._lexical(query)
         for doc_id, passages in best.items():
             doc = _doc(docs, doc_id)
