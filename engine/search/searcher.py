@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import time
 from collections.abc import Collection, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -59,6 +60,8 @@ MORE_PASSAGES = 2
 CONTENDERS = 3
 # A query word a sentence holds only as another word of the same stem ("edition" for "edit") counts this much.
 STEM_ONLY_SHARE = 0.5
+# Words of an ASCII text as the index splits them (letters and digits; "_" splits), lower-cased.
+_ASCII_WORD = re.compile(r"[^\W_]+")
 # Documents beyond k weighed in the first round (:func:`_rounds`): those that turn out weak or duplicates.
 FIRST_ROUND_SLACK = 5
 # Hybrid queries that may rank their words at the same time (one per search thread the app and tools run).
@@ -118,6 +121,11 @@ class _Query:
     @functools.cached_property
     def stem_set(self) -> frozenset[str]:
         return frozenset(self.stems)
+
+    @functools.cached_property
+    def folded(self) -> dict[str, str]:
+        """Each query word folded as the index folds words, by its stem (:func:`_word_mass`)."""
+        return {s: T.fold(t.word) for s, t in self.stems.items()}
 
 
 class Searcher:
@@ -544,9 +552,14 @@ def _contenders(doc: _Doc, candidates: list[dict], mass: dict[int, float], mode:
     ids = [doc.sem_row["id"]] if doc.sem_row is not None else []
     ids += [r["id"] for r in doc.span_rows]
     if candidates and mode is not Mode.SEMANTIC:
-        masses = sorted({mass[c["id"]] for c in candidates if mass[c["id"]] > 0}, reverse=True)[:CONTENDERS]
-        ids += [c["id"] for c in candidates if masses and mass[c["id"]] >= masses[-1]]
+        top = _top_masses(candidates, mass)
+        ids += [c["id"] for c in candidates if top and mass[c["id"]] >= top[-1]]
     return ids
+
+
+def _top_masses(candidates: list[dict], mass: dict[int, float]) -> list[float]:
+    """The CONTENDERS highest query-word masses among ``candidates`` (none for sentences without a query word)."""
+    return sorted({mass[c["id"]] for c in candidates if mass[c["id"]] > 0}, reverse=True)[:CONTENDERS]
 
 
 def _best_sentence(candidates: list[dict], asked: _Query, cosines: dict[int, float], found: dict[int, set[str]],
@@ -554,9 +567,9 @@ def _best_sentence(candidates: list[dict], asked: _Query, cosines: dict[int, flo
     """The candidate with most evidence on the relevance scale (its cosine, and its query words as a share of what
     the query's key words could score, a word held only through its stem counting STEM_ONLY_SHARE), among those
     whose cosine is known (:func:`_contenders`), a sentence before a short line; then the most query-word mass."""
-    known = [c for c in candidates if c["id"] in cosines] or [max(candidates, key=lambda c: mass[c["id"]])]
-    if asked.vectors is None:
-        known = [c for c in candidates if mass[c["id"]] > 0] or candidates
+    top = _top_masses(candidates, mass)
+    known = [c for c in candidates if c["id"] in cosines or (top and mass[c["id"]] >= top[-1])]
+    known = known or [max(candidates, key=lambda c: mass[c["id"]])]
     words = np.array([_word_mass(c["text"], found[c["id"]], asked) for c in known])
     cosine = np.array([cosines.get(c["id"], np.nan) for c in known])
     evidence = asked.scale.evidence(cosine, words)
@@ -571,9 +584,11 @@ def _word_mass(text: str, stems_in: set[str], asked: _Query) -> float:
     STEM_ONLY_SHARE where it has only another word of its stem."""
     if not stems_in:
         return 0.0
-    words = {T.fold(w) for w, _, _ in T.words(text)}
-    return sum(asked.idf.get(s, 0.0) * (1.0 if T.fold(asked.stems[s].word) in words else STEM_ONLY_SHARE)
-               for s in stems_in)
+    if text.isascii():
+        words = set(_ASCII_WORD.findall(text.lower()))
+    else:  # folded as the index folds ("café" holds "cafe")
+        words = {T.fold(w) for w, _, _ in T.words(text)}
+    return sum(asked.idf.get(s, 0.0) * (1.0 if asked.folded[s] in words else STEM_ONLY_SHARE) for s in stems_in)
 
 
 def _semantic_best(doc: _Doc, cosines: dict[int, float]) -> dict:
