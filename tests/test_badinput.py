@@ -130,18 +130,17 @@ def test_unreadable_file_is_recorded(tmp_path: Path) -> None:
         locked.chmod(0o644)
 
 
-def test_unreadable_folder_is_recorded(tmp_path: Path) -> None:
-    """Works as root too: a path through a regular file is unreadable for everyone."""
+def test_a_path_through_a_regular_file_is_refused_before_indexing(tmp_path: Path) -> None:
+    """Works as root too: a path through a regular file is unreadable for everyone. A path that cannot be a folder
+    or file is a typing mistake: the run says so and indexes nothing, rather than reporting "0 documents"."""
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "good.txt").write_text(GOOD)
     code, out = run("index", str(docs), str(docs / "good.txt" / "inside"), "--db", str(tmp_path / "i"),
                     "--workers", "0", "--json")
-    assert code == 0, out
-    report = json.loads(out)
-    assert report["documents"] == 1
-    assert [s["status"] for s in report["skipped"]] == ["failed"]
-    assert "not a directory" in report["skipped"][0]["reason"].lower()
+    assert code == 1 and "good.txt/inside does not exist; check the path" in out and "Traceback" not in out
+    code, out = run("index", str(docs), "--db", str(tmp_path / "i"), "--workers", "0", "--json")
+    assert code == 0 and json.loads(out)["documents"] == 1
 
 
 @pytest.fixture
