@@ -5,19 +5,55 @@ enough for the indexing target (about 3.5 MB/s on one core here; syntok managed 
 a few things wrong that the other two get right, so its output is repaired with cheap rules: a split after a title
 abbreviation ("Dr. Smith") or an initial ("J. Smith") is undone, and so is a split before a lowercase word, which is
 what it does after a quoted question ('"Really?" she asked.').
+
+blingfire's wheel holds x86-64 binaries only, and its sentence breaker is reached through a private symbol of its C
+library, so the splitter is chosen at import: blingfire where its library loads and has the symbol, otherwise the
+pure-Python rules of :mod:`engine.ingest.sentence_rules` (Apple Silicon, Linux ARM). Both feed the same repair.
 """
 
 from __future__ import annotations
 
 import ctypes
+import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from enum import Enum
 
-import blingfire
 import numpy as np
 
-# The C library inside the blingfire package (see _sentence_offsets).
-_BLINGFIRE = blingfire.blingfire
+from engine.errors import ConfigError
+from engine.ingest import sentence_rules
+
+log = logging.getLogger(__name__)
+
+
+class Splitter(str, Enum):
+    """What finds the sentence ends inside a paragraph, before the shared repair."""
+
+    BLINGFIRE = "blingfire"  # the default wherever its library loads: the repair below was written against it
+    # Pure Python (engine.ingest.sentence_rules), wherever blingfire cannot run. No slower through split_spans: on a
+    # loaded machine 1.3 MB/s on prose for both, 4.1 against 1.9 MB/s on Vim's manuals.
+    RULES = "rules"
+
+
+def _load_blingfire() -> ctypes.CDLL | None:
+    """The C library inside the blingfire package, or None (logged) where it cannot be used."""
+    try:
+        import blingfire
+    except (ImportError, OSError) as exc:  # OSError: the package is installed but its library is for another CPU
+        log.info("sentence splitting uses the pure-Python rules: blingfire cannot be loaded (%s)", exc)
+        return None
+    library = getattr(blingfire, "blingfire", None)
+    # A private symbol (see _sentence_offsets), so a release may drop it; hasattr looks it up in the library.
+    if library is None or not hasattr(library, "TextToSentencesWithOffsets"):
+        log.info("sentence splitting uses the pure-Python rules: blingfire's library has no TextToSentencesWithOffsets")
+        return None
+    return library
+
+
+_BLINGFIRE = _load_blingfire()
+# The splitter split_spans uses unless told otherwise.
+SPLITTER = Splitter.BLINGFIRE if _BLINGFIRE is not None else Splitter.RULES
 _INT32_P = ctypes.POINTER(ctypes.c_int32)
 # Abbreviations after which a full stop never ends a sentence in running text.
 _TITLES = frozenset(
@@ -47,6 +83,7 @@ def _sentence_offsets(unit: str) -> list[tuple[int, int]]:
     over every byte, which cost more than the splitting itself (about 1 ms per paragraph). Here the mapping is one
     numpy cumulative sum, and none at all for ASCII text, where bytes and characters coincide.
     """
+    assert _BLINGFIRE is not None  # reached only through _OFFSETS, which holds this function only when it loaded
     data = unit.encode("utf-8")
     capacity = 2 * len(data) + 2
     # numpy buffers: a ctypes array type per distinct length would be created (slowly) on every call
@@ -67,6 +104,13 @@ def _sentence_offsets(unit: str) -> list[tuple[int, int]]:
         char_of = np.cumsum((np.frombuffer(data, dtype=np.uint8) & 0xC0) != 0x80) - 1
         first, last = char_of[np.minimum(first, len(data) - 1)], char_of[np.minimum(last, len(data) - 1)]
     return list(zip(first.tolist(), (last + 1).tolist()))
+
+
+_OFFSETS: dict[Splitter, Callable[[str], list[tuple[int, int]]]] = {Splitter.RULES: sentence_rules.sentence_offsets}
+if _BLINGFIRE is not None:
+    _OFFSETS[Splitter.BLINGFIRE] = _sentence_offsets
+# The splitters that run here, the default first.
+AVAILABLE = tuple(sorted(_OFFSETS, key=lambda splitter: splitter != SPLITTER))
 
 
 def _ends_with_abbreviation(piece: str, following: str) -> bool:
@@ -124,6 +168,16 @@ def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+def _offsets_of(splitter: Splitter | str | None) -> Callable[[str], list[tuple[int, int]]]:
+    if splitter is None:
+        return _OFFSETS[SPLITTER]
+    try:
+        return _OFFSETS[Splitter(splitter)]
+    except (ValueError, KeyError) as exc:
+        available = ", ".join(s.value for s in AVAILABLE)
+        raise ConfigError(f"sentence splitter {splitter!r} cannot run here; available: {available}") from exc
+
+
 def _lines_to_units(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
     """Split a block after a heading: a short line without final punctuation followed by a capitalised line.
 
@@ -149,13 +203,17 @@ def _lines_to_units(text: str, start: int, end: int) -> Iterator[tuple[int, int]
     yield unit_start, end
 
 
-def split_spans(text: str) -> list[tuple[int, int]]:
+def split_spans(text: str, splitter: Splitter | str | None = None) -> list[tuple[int, int]]:
     """Return (start, end) character offsets of the sentences in ``text``.
 
     Blank lines always end a sentence (they separate paragraphs); single line breaks do not (text is often
     hard-wrapped), except after a heading-like line. Spans are trimmed and never empty; spans with no letter or
     digit are dropped.
+
+    ``splitter`` picks what finds sentence ends inside a paragraph (default :data:`SPLITTER`, chosen at import);
+    raises ConfigError for one that cannot run here.
     """
+    offsets = _offsets_of(splitter)
     spans: list[tuple[int, int]] = []
     block_start = 0
     for brk in [*_BLOCK_BREAK.finditer(text), None]:
@@ -164,8 +222,7 @@ def split_spans(text: str) -> list[tuple[int, int]]:
             unit = text[unit_start:unit_end]
             if not unit.strip():
                 continue
-            offsets = _sentence_offsets(unit)
-            local = _repair(unit, [(a, b) for a, b in offsets if b > a])
+            local = _repair(unit, [(a, b) for a, b in offsets(unit) if b > a])
             for a, b in local:
                 a, b = _trimmed(text, unit_start + a, unit_start + b)
                 for c, d in _cut_long(text, a, b):
@@ -176,6 +233,6 @@ def split_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def split_sentences(text: str) -> list[str]:
+def split_sentences(text: str, splitter: Splitter | str | None = None) -> list[str]:
     """The sentences of ``text`` as strings (see :func:`split_spans`)."""
-    return [text[a:b] for a, b in split_spans(text)]
+    return [text[a:b] for a, b in split_spans(text, splitter)]
