@@ -147,3 +147,19 @@ def test_engine_indexes_and_splits_without_blingfire(corpus: Path, index_dir: Pa
     assert out["documents"] == 5
     assert out["results"] and out["results"][0].endswith("budget.txt")
     assert out["sentences"] == ["Dr. Smith paid $3.50 for it!", "Growth was 4.5%.", "J. R. R. Tolkien wrote it."]
+
+
+def test_a_blingfire_without_the_private_symbol_falls_back_to_the_rules() -> None:
+    """A blingfire release that drops TextToSentencesWithOffsets (here: a stand-in whose library is the interpreter's
+    own, which has no such symbol) is passed over at import, not failed on at the first document."""
+    probe = textwrap.dedent(
+        """
+        import ctypes, sys, types
+        sys.modules["blingfire"] = types.SimpleNamespace(blingfire=ctypes.CDLL(None))
+        from engine.ingest.sentences import SPLITTER, split_sentences
+        print(SPLITTER.value, split_sentences("See e.g. Paris. It is 4.5 km away."))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "rules ['See e.g. Paris.', 'It is 4.5 km away.']"
