@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -95,6 +96,14 @@ AGREED = [
 @pytest.mark.parametrize(("text", "sentences"), AGREED, ids=[text[:24] for text, _ in AGREED])
 def test_punctuation_cases(splitter, text, sentences):
     assert split_sentences(text, splitter) == sentences
+
+
+def test_long_runs_of_marks_take_linear_time(splitter):
+    # Quadratic backtracking would take hours on these; linear work takes milliseconds.
+    for text in ("." * 200_000 + "x", "!" * 100_000 + "-" * 100_000 + "x"):
+        started = time.perf_counter()
+        assert split_spans(text, splitter)
+        assert time.perf_counter() - started < 5
 
 
 def test_a_splitter_that_cannot_run_is_refused():

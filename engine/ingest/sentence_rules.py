@@ -19,8 +19,9 @@ from __future__ import annotations
 import re
 
 # A run of sentence-final marks with the closing quotes and brackets after it, then whitespace or the text's end; CJK
-# marks need no space after them.
-_END = re.compile(r"""[.!?…‽]+[-"'”’»)\]}]*(?=\s|$)|[。！？]+["'”’」』）)\]]*""")
+# marks need no space after them. A match starts only where a run starts: tried inside a long run of dots that is
+# not followed by a space, each position would backtrack over the rest of it (quadratic in the run).
+_END = re.compile(r"""(?<![.!?…‽])[.!?…‽]+[-"'”’»)\]}]*(?=\s|$)|[。！？]+["'”’」』）)\]]*""")
 # Lowercase abbreviations (without their last full stop) that introduce what follows rather than end a sentence.
 # Titles, initials and "No. 5" are the shared repair's, and "etc." often does end a sentence, so neither is here.
 _NEVER_FINAL = frozenset("e.g i.e viz".split())
