@@ -6,12 +6,30 @@ No Qt and no CLI toolkit here: the command line (``app.cli``) and the desktop ap
 
 from __future__ import annotations
 
-from engine.config import IndexConfig
-from engine.errors import QuireError
-from engine.index import Index, IndexReport, IndexStatus, Progress
-from engine.search.results import Mode, SearchResponse, SearchResult
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engine.config import IndexConfig
+    from engine.errors import QuireError
+    from engine.index import Index, IndexReport, IndexStatus, Progress
+    from engine.search.results import Mode, SearchResponse, SearchResult
 
 __version__ = "0.1.0"
+
+# Loaded on first use (PEP 562): a light module such as engine.store.paths, which the window imports before the
+# engine has loaded on its worker thread, must not pull in the whole engine through this package.
+_HOMES = {
+    "IndexConfig": "engine.config", "QuireError": "engine.errors", "Index": "engine.index",
+    "IndexReport": "engine.index", "IndexStatus": "engine.index", "Progress": "engine.index",
+    "Mode": "engine.search.results", "SearchResponse": "engine.search.results", "SearchResult": "engine.search.results",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module 'engine' has no attribute {name!r}")
+    return getattr(importlib.import_module(_HOMES[name]), name)
 
 __all__ = [
     "Index",

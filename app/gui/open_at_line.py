@@ -13,38 +13,23 @@ import re
 import shutil
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 
-from app.gui.open_at_page import Which, desktop_entry_runs_in_terminal, linux_default_app
-
-
-@dataclass(frozen=True)
-class Editor:
-    """A text editor that opens a file at a 1-based line; ``args`` lists its arguments with ``{line}`` and ``{path}``."""
-
-    name: str
-    executables: tuple[str, ...]
-    args: tuple[str, ...]
-
-    def command(self, executable: str, path: str, line: int) -> list[str]:
-        """The full command line for ``path`` at ``line``."""
-        return [executable, *(a.format(line=line, path=path) for a in self.args)]
-
+from app.gui.open_at_page import Launcher, Which, desktop_entry_runs_in_terminal, linux_default_app
 
 # Matched against the words of a desktop entry's id ("org.kde.kate"). Line arguments from each editor's manual: all
 # count lines from 1.
 LINUX_EDITORS = (
-    Editor("nvim", ("nvim",), ("+{line}", "{path}")),
-    Editor("gvim", ("gvim",), ("+{line}", "{path}")),
-    Editor("vim", ("vim",), ("+{line}", "{path}")),
+    Launcher("nvim", ("nvim",), ("+{at}", "{path}")),
+    Launcher("gvim", ("gvim",), ("+{at}", "{path}")),
+    Launcher("vim", ("vim",), ("+{at}", "{path}")),
     # -c: a frame of its own; --alternate-editor='': start the Emacs server when none runs, as the desktop entry does
-    Editor("emacsclient", ("emacsclient",), ("-c", "-n", "--alternate-editor=", "+{line}", "{path}")),
-    Editor("emacs", ("emacs",), ("+{line}", "{path}")),
-    Editor("gedit", ("gedit",), ("+{line}", "{path}")),
-    Editor("kate", ("kate",), ("--line", "{line}", "{path}")),
-    Editor("kwrite", ("kwrite",), ("--line", "{line}", "{path}")),
-    Editor("vscodium", ("codium",), ("--goto", "{path}:{line}")),
-    Editor("code", ("code",), ("--goto", "{path}:{line}")),
+    Launcher("emacsclient", ("emacsclient",), ("-c", "-n", "--alternate-editor=", "+{at}", "{path}")),
+    Launcher("emacs", ("emacs",), ("+{at}", "{path}")),
+    Launcher("gedit", ("gedit",), ("+{at}", "{path}")),
+    Launcher("kate", ("kate",), ("--line", "{at}", "{path}")),
+    Launcher("kwrite", ("kwrite",), ("--line", "{at}", "{path}")),
+    Launcher("vscodium", ("codium",), ("--goto", "{path}:{at}")),
+    Launcher("code", ("code",), ("--goto", "{path}:{at}")),
 )
 # Terminals that run a command given after a flag, Debian's alternatives link first (it names the user's choice).
 TERMINALS = (
@@ -100,7 +85,7 @@ def line_command(path: str, line: Callable[[], int | None], *, platform: str = s
     return [*terminal, *editor.command(executable, path, number)] if number and number >= 1 else None
 
 
-def editor_for_desktop_id(desktop_id: str) -> Editor | None:
+def editor_for_desktop_id(desktop_id: str) -> Launcher | None:
     """The line-aware editor a desktop entry id ("org.gnome.gedit.desktop") belongs to, if any."""
     name = desktop_id.lower().removesuffix(".desktop")
     words = set(re.split(r"[^a-z0-9]+", name))  # whole words: "vim" must not match "nvim", nor "code" "vscodium"

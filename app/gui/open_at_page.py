@@ -21,33 +21,34 @@ Which = Callable[[str], "str | None"]
 
 
 @dataclass(frozen=True)
-class Viewer:
-    """A PDF viewer that opens a file at a 1-based page; ``args`` lists its arguments with ``{page}`` and ``{path}``."""
+class Launcher:
+    """A program that opens a file at a 1-based place (a PDF viewer's page, an editor's line); ``args`` lists its
+    arguments with ``{at}`` for the place and ``{path}``."""
 
     name: str
     executables: tuple[str, ...]
     args: tuple[str, ...]
 
-    def command(self, executable: str, path: str, page: int) -> list[str]:
-        """The full command line for ``path`` at ``page``."""
-        return [executable, *(a.format(page=page, path=path) for a in self.args)]
+    def command(self, executable: str, path: str, at: int) -> list[str]:
+        """The full command line for ``path`` at ``at``."""
+        return [executable, *(a.format(at=at, path=path) for a in self.args)]
 
 
 # Linux viewers, in the order their names are tried against a desktop entry's id (zathura's PDF plug-in ids name
 # mupdf, so zathura comes before mupdf). Page flags from each viewer's manual page: all count pages from 1.
 LINUX_VIEWERS = (
-    Viewer("evince", ("evince",), ("--page-index={page}", "{path}")),
-    Viewer("okular", ("okular",), ("-p", "{page}", "{path}")),
-    Viewer("zathura", ("zathura",), ("-P", "{page}", "{path}")),
-    Viewer("qpdfview", ("qpdfview",), ("{path}#{page}",)),
-    Viewer("xreader", ("xreader",), ("--page-index={page}", "{path}")),
-    Viewer("atril", ("atril",), ("--page-index={page}", "{path}")),
-    Viewer("mupdf", ("mupdf", "mupdf-gl", "mupdf-x11"), ("{path}", "{page}")),
+    Launcher("evince", ("evince",), ("--page-index={at}", "{path}")),
+    Launcher("okular", ("okular",), ("-p", "{at}", "{path}")),
+    Launcher("zathura", ("zathura",), ("-P", "{at}", "{path}")),
+    Launcher("qpdfview", ("qpdfview",), ("{path}#{at}",)),
+    Launcher("xreader", ("xreader",), ("--page-index={at}", "{path}")),
+    Launcher("atril", ("atril",), ("--page-index={at}", "{path}")),
+    Launcher("mupdf", ("mupdf", "mupdf-gl", "mupdf-x11"), ("{path}", "{at}")),
 )
 # Windows viewers by executable name (the default application's command line names the executable).
 WINDOWS_VIEWERS = (
-    Viewer("sumatrapdf", ("sumatrapdf.exe",), ("-page", "{page}", "{path}")),
-    Viewer("acrobat", ("acrord32.exe", "acrobat.exe"), ("/A", "page={page}", "{path}")),
+    Launcher("sumatrapdf", ("sumatrapdf.exe",), ("-page", "{at}", "{path}")),
+    Launcher("acrobat", ("acrord32.exe", "acrobat.exe"), ("/A", "page={at}", "{path}")),
 )
 
 
@@ -74,7 +75,7 @@ def page_command(path: str, page: int | None, *, platform: str = sys.platform,
     return None  # macOS: `open` takes no page, and Preview has no command line of its own
 
 
-def viewer_for_desktop_id(desktop_id: str) -> Viewer | None:
+def viewer_for_desktop_id(desktop_id: str) -> Launcher | None:
     """The page-aware viewer a desktop entry id ("org.gnome.Evince.desktop") belongs to, if any."""
     name = desktop_id.lower().removesuffix(".desktop")
     return next((v for v in LINUX_VIEWERS if v.name in name), None)
