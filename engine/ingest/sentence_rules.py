@@ -24,7 +24,7 @@ import re
 _END = re.compile(r"""(?<![.!?…‽])[.!?…‽]+[-"'”’»)\]}]*(?=\s|$)|[。！？]+["'”’」』）)\]]*""")
 # Lowercase abbreviations (without their last full stop) that introduce what follows rather than end a sentence.
 # Titles, initials and "No. 5" are the shared repair's, and "etc." often does end a sentence, so neither is here.
-_NEVER_FINAL = frozenset("e.g i.e viz".split())
+_NEVER_FINAL = frozenset("e.g i.e viz c".split())  # c: circa ("from c. AD 600")
 # The word before the marks, opening brackets and quotes left off.
 _LAST_TOKEN = re.compile(r"(?:^|\s)[(\[\"'“‘]*([\w.]+)\.$")
 # Characters that may come before the first letter of a sentence: quotes, brackets, dashes and list bullets. A
@@ -33,8 +33,10 @@ _OPENERS = "\"'“‘«([{¿¡—–-*•"
 # After a dotted abbreviation ("U.S.", "p.m.") a capital is usually a name ("U.S. Army"), so the sentence ends only
 # before one of these words, which open sentences far more often than they follow an abbreviation (as blingfire).
 _OPENING_WORDS = frozenset(
-    "a an and as at but he her his i if in it its my no on our she so that the their then there these they this"
-    " those we when while you".split()
+    "a about after all also although an and another as at because before both but by during each for from he her"
+    " here his however i if in it its many more most my no not on once one only or our she since so some such that"
+    " the their then there these they this those though thus to today under until we what when where which while"
+    " who with within without yet you".split()
 )
 _WORD = re.compile(r"\w+")
 # A dotted abbreviation: letters in groups of one or two ("U.S", "p.m", "Ph.D"), without its last full stop.
