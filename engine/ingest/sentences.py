@@ -8,7 +8,8 @@ what it does after a quoted question ('"Really?" she asked.').
 
 blingfire's wheel holds x86-64 binaries only, and its sentence breaker is reached through a private symbol of its C
 library, so the splitter is chosen at import: blingfire where its library loads and has the symbol, otherwise the
-pure-Python rules of :mod:`engine.ingest.sentence_rules` (Apple Silicon, Linux ARM). Both feed the same repair.
+pure-Python rules of :mod:`engine.ingest.sentence_rules` (Apple Silicon, Linux ARM; docs/decisions/0009). Both feed
+the same repair.
 """
 
 from __future__ import annotations
