@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import itertools
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +52,14 @@ def write_corpus(root: Path, files: dict[str, str] = CORPUS) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     return root
+
+
+def run_probe(code: str, *args: object) -> dict:
+    """Run ``code`` in a fresh interpreter from the repository root with ``args``; the JSON of its last line."""
+    done = subprocess.run([sys.executable, "-c", code, *map(str, args)], cwd=Path(__file__).resolve().parent.parent,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 @pytest.fixture

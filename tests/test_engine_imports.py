@@ -6,12 +6,11 @@ folder, search it) must never import torch: start-up time and the app's footprin
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
+
+from conftest import run_probe
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -62,12 +61,7 @@ _PROBE = textwrap.dedent(
 
 
 def test_engine_imports_without_qt_click_or_torch(corpus: Path, index_dir: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", _PROBE, str(corpus), str(index_dir)],
-        cwd=REPO, capture_output=True, text=True, timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout.strip().splitlines()[-1])
+    out = run_probe(_PROBE, corpus, index_dir)
     assert out["loaded"] == []
     assert out["documents"] == 5
     assert out["results"] and out["results"][0].endswith("rigel.txt")

@@ -3,7 +3,6 @@ library cannot load), and the fallback itself with blingfire blocked in a fresh 
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import textwrap
@@ -11,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import run_probe
 
 from engine.errors import ConfigError
 from engine.ingest.sentences import AVAILABLE, MAX_SENTENCE_CHARS, Splitter, split_sentences, split_spans
@@ -146,12 +146,7 @@ _PROBE = textwrap.dedent(
 
 
 def test_engine_indexes_and_splits_without_blingfire(corpus: Path, index_dir: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", _PROBE, str(corpus), str(index_dir)],
-        cwd=REPO, capture_output=True, text=True, timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout.strip().splitlines()[-1])
+    out = run_probe(_PROBE, corpus, index_dir)
     assert (out["splitter"], out["available"], out["loaded"]) == ("rules", ["rules"], False)
     assert out["documents"] == 5
     assert out["results"] and out["results"][0].endswith("budget.txt")
