@@ -19,6 +19,10 @@ class IndexDamagedError(QuireError):
     """The index's database file is damaged or empty; the message says how to make the index again."""
 
 
+class IndexReadOnlyError(QuireError):
+    """The index's folder cannot be written (a read-only mount or folder): it can be searched but not changed."""
+
+
 class MethodMismatchError(QuireError):
     """The index was built with another embedding method than the one asked for."""
 

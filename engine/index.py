@@ -23,7 +23,15 @@ from engine.embed import context
 from engine.embed.base import Embedder
 from engine.embed.centre import CentredEmbedder, centre_rows, collection_mean, wants_centring
 from engine.embed.static import StaticEmbedder
-from engine.errors import Cancelled, ConfigError, IndexNotFoundError, MethodMismatchError, QueryError, QuireError
+from engine.errors import (
+    Cancelled,
+    ConfigError,
+    IndexNotFoundError,
+    IndexReadOnlyError,
+    MethodMismatchError,
+    QueryError,
+    QuireError,
+)
 from engine.facets.service import FacetWriter, load_space
 from engine.ingest.extract import Extracted, sentence_hash
 from engine.ingest.pool import default_workers, extract_all
@@ -144,11 +152,17 @@ class Index:
                  config: IndexConfig | None = None) -> None:
         self.folder = Path(folder) if folder else default_index_dir()
         if not create and not (self.folder / DB_NAME).exists():
-            raise IndexNotFoundError(f"no index at {self.folder}; run `quire index PATH` first")
+            file = next((p for p in (self.folder, *self.folder.parents) if p.is_file()), None)
+            where = f" ({file} is a file, not a folder)" if file is not None else ""
+            raise IndexNotFoundError(f"no index at {self.folder}{where}; run `quire index PATH` first")
         self.config = config or IndexConfig()
         self.store = Store(self.folder, create=create)
         self._lock = FileLock(str(self.folder / "write.lock"))
         stored = self.store.get_meta("method")
+        if stored is None and self.store.read_only:
+            self.store.close()
+            raise IndexNotFoundError(f"the index at {self.folder} holds nothing yet and its folder is read-only; "
+                                     f"index into a folder you can write to")
         if stored is None:
             name = method or embed.DEFAULT_METHOD
             embedder = embed.load(name)
@@ -236,6 +250,9 @@ class Index:
     @contextmanager
     def _writing(self) -> Iterator[None]:
         """Hold the index's write lock (one writer at a time; readers never write), or say who holds it."""
+        if self.store.read_only:
+            raise IndexReadOnlyError(f"the index at {self.folder} is read-only (its folder cannot be written): it "
+                                     f"can be searched, not changed")
         try:
             self._lock.acquire(timeout=WRITE_LOCK_WAIT)
         except Timeout as e:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -16,12 +17,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import numpy as np
 import sqlite_utils
 from filelock import FileLock
 
-from engine.errors import Cancelled, IndexDamagedError, QuireError
+from engine.errors import Cancelled, ConfigError, IndexDamagedError, IndexReadOnlyError, QuireError
 from engine.store import postings, schema, space
 from engine.store.bm25 import WordIndex
 from engine.store.chunks import in_chunks
@@ -76,6 +78,10 @@ class StoredSentences:
     missing: np.ndarray  # bool, one per sentence
 
 
+# Errors of creating a file in a folder that say it is read-only, or not this account's to write: an index there
+# is opened read-only.
+READ_ONLY_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
+
 # Opening waits this long for another connection's schema set-up (a migration of a large index takes seconds).
 SCHEMA_LOCK_SECONDS = 120
 
@@ -107,28 +113,86 @@ class Store:
                 raise IndexDamagedError(f"the index database {path} is empty (0 bytes): it was truncated, or the run "
                                         f"that made it was killed at once; re-index with `quire index PATH`")
             log.warning("the index database %s was empty (0 bytes); starting a new index", path)
-        folder.mkdir(parents=True, exist_ok=True)
+        if create:
+            _make_folder(folder)
+        schema_lock = folder / "schema.lock"
+        # An index on a read-only mount (or in a folder this account may not write) is still searched: opened
+        # read-only, with no lock file and no schema set-up. A folder with no index in it must be writable.
+        unwritable = _cannot_create(schema_lock)
+        if unwritable is not None and path.exists() and unwritable.errno not in READ_ONLY_ERRNOS:
+            raise QuireError(f"cannot use the index folder {folder}: {schema_lock.name}: "
+                             f"{unwritable.strerror or unwritable}") from unwritable
+        if unwritable is not None and (not path.exists() or _empty_file(path)):
+            raise IndexReadOnlyError(f"cannot make an index in {folder}: {_why_unwritable(folder, unwritable)}; "
+                                     f"choose a folder you can write to")
+        #: True when the folder cannot be written: searches work, every write raises IndexReadOnlyError
+        self.read_only = unwritable is not None
+        if self.read_only:
+            log.info("%s cannot be written (%s): opening the index read-only", folder, unwritable)
         # connections and threads of split BM25 scans (:meth:`bm25`), made when a scan first needs them
         self._readers: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
         self._opened_readers: list[sqlite3.Connection] = []
         self._scans: ThreadPoolExecutor | None = None
         self._scans_lock = threading.Lock()
-        # check_same_thread=False: the app's search worker and indexing worker each use their own Store, but a
-        # Store may be created on one thread and used on another.
-        self.db = sqlite_utils.Database(sqlite3.connect(str(path), check_same_thread=False, timeout=30))
+        with reporting_damage(path):
+            self.db = sqlite_utils.Database(self._connect())
         # counts every query needs, kept while the database is unchanged (:meth:`_counts`)
         self._cache: dict[str, int] = {}
         self._cache_version: tuple[int, int] | None = None
         self._words = WordIndex()
-        # Switching a new file to WAL and creating or migrating the schema must not race another connection doing
-        # the same (the app opens its search and indexing connections together): SQLite answers "database is
-        # locked" at once there instead of waiting, so this setup is serialised across threads and processes.
         try:
-            with reporting_damage(path), FileLock(str(folder / "schema.lock"), timeout=SCHEMA_LOCK_SECONDS):
+            if self.read_only:
+                with reporting_damage(path):
+                    self._check_schema(folder)
+                return
+            # Switching a new file to WAL and creating or migrating the schema must not race another connection
+            # doing the same (the app opens its search and indexing connections together): SQLite answers "database
+            # is locked" at once there instead of waiting, so this setup is serialised across threads and processes.
+            with reporting_damage(path), FileLock(str(schema_lock), timeout=SCHEMA_LOCK_SECONDS):
                 self._set_up(folder)
         except BaseException:
             self.db.conn.close()
             raise
+
+    def _connect(self) -> sqlite3.Connection:
+        """A connection to the database; read-only (``mode=ro``) when the folder cannot be written.
+
+        check_same_thread=False: the app's search worker and indexing worker each use their own Store, but a Store
+        may be created on one thread and used on another.
+        """
+        if not self.read_only:
+            return sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
+        uri = "file:" + quote(os.fsencode(os.path.abspath(self.path))) + "?mode=ro"
+        if not _has_log(self.path):
+            # A WAL database is read through its -shm file, which a read-only folder cannot hold; with no log
+            # (the last writer closed cleanly) nothing outside the file is needed, so SQLite may take it as
+            # immutable. A log left beside it is read in mode=ro through its existing -shm.
+            uri += "&immutable=1"
+        conn = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=30)
+        conn.execute("PRAGMA query_only=ON")
+        return conn
+
+    def _check_schema(self, folder: Path) -> None:
+        """What :meth:`_set_up` checks, for a database opened read-only: its schema must need no change."""
+        try:
+            _tune(self.db.conn)
+            version = self.get_meta("schema_version")
+        except sqlite3.OperationalError as e:
+            if "no such table" in str(e):
+                raise IndexDamagedError(f"the index database {self.path} holds no index ({e}); re-index with "
+                                        f"`quire index PATH` in a folder you can write to") from e
+            if not _has_log(self.path):
+                raise QuireError(f"cannot read the index database {self.path}: {e}") from e
+            raise IndexReadOnlyError(
+                f"the index at {folder} cannot be read where it is: its folder is read-only and its write-ahead log "
+                f"({DB_NAME}-wal) holds changes not yet merged; open it once with write access (`quire status "
+                f"--db {folder}`) to merge them") from e
+        if version is not None and int(version) > schema.SCHEMA_VERSION:
+            raise QuireError(f"index at {folder} was made by a newer quire (schema {version}); upgrade quire")
+        if version is None or int(version) < schema.SCHEMA_VERSION:
+            raise IndexReadOnlyError(
+                f"the index at {folder} was made by an older quire and must be upgraded, which needs write access; "
+                f"its folder is read-only: run `quire status --db {folder}` once where it can be written")
 
     def _set_up(self, folder: Path) -> None:
         space.prepare(self.db.conn)  # before any table: a removal can give pages back (engine.store.space)
@@ -580,7 +644,7 @@ class Store:
         try:
             return self._readers.get_nowait()
         except queue.Empty:
-            reader = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
+            reader = self._connect()
             _tune(reader)
             reader.execute("PRAGMA query_only=ON")
             with self._scans_lock:
@@ -761,6 +825,58 @@ def _empty_file(path: Path) -> bool:
         return not wal.exists() or wal.stat().st_size == 0
     except OSError:
         return False
+
+
+def _has_log(path: Path) -> bool:
+    """Whether the database at ``path`` has a write-ahead log holding pages (a writer is open, or was killed)."""
+    try:
+        return path.with_name(path.name + "-wal").stat().st_size > 0
+    except OSError:
+        return False
+
+
+def _make_folder(folder: Path) -> None:
+    """Create the index folder and its parents, or say in one line why it cannot be."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError as e:  # the path itself is a file
+        raise ConfigError(f"{folder} is a file, not a folder; give the index a folder of its own") from e
+    except NotADirectoryError as e:
+        file = next((p for p in folder.parents if p.is_file()), folder.parent)
+        raise ConfigError(f"cannot make the index folder {folder}: {file} is a file, not a folder; "
+                          f"choose another place for the index") from e
+    except OSError as e:
+        raise IndexReadOnlyError(f"cannot make the index folder {folder}: {_why_unwritable(folder, e)}; "
+                                 f"choose a folder you can write to") from e
+
+
+def _cannot_create(lock: Path) -> OSError | None:
+    """Why the file ``lock`` cannot be created or opened for writing in its folder, or None when it can.
+
+    Tried for real rather than asked of os.access: that answers for the real user id, and a folder in /proc says
+    it is writable, then refuses every new file with ENOENT (which filelock would retry until its timeout).
+    """
+    try:
+        os.close(os.open(lock, os.O_RDWR | os.O_CREAT, 0o644))
+    except OSError as e:
+        return e
+    return None
+
+
+def _why_unwritable(folder: Path, error: OSError) -> str:
+    """Why files cannot be made in ``folder``, in a few words: a read-only or virtual file system, permissions."""
+    probe = next((p for p in (folder, *folder.parents) if p.exists()), folder)
+    try:
+        read_only = bool(os.statvfs(probe).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # no statvfs on Windows
+        read_only = False
+    if read_only or error.errno == errno.EROFS:
+        return f"{probe} is on a read-only file system"
+    if Path(os.path.abspath(probe)).parts[1:2] in (("proc",), ("sys",)):
+        return f"{probe} is in a virtual file system of the kernel, not on a disk"
+    if error.errno in (errno.EACCES, errno.EPERM):
+        return f"this account may not write in {probe}"
+    return error.strerror or str(error)
 
 
 def _document_row(row: dict) -> dict:
