@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from app.output import end_output, stdout_closed
 from engine import Index, IndexConfig, Mode, Progress, QuireError
 from engine.config import default_index_dir
 from engine.errors import QueryError
@@ -37,13 +38,19 @@ def _json_option(f):
 
 
 def _handle_errors(f):
-    """Engine errors become one readable line and exit status 1; Ctrl-C becomes status 130."""
+    """Engine errors become one readable line and exit status 1; Ctrl-C becomes status 130; a standard output closed
+    by its reader (``| head -1``) ends the output with status 0 (app.output)."""
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
         debug = click.get_current_context().find_root().params.get("debug", False)
         try:
             return f(*args, **kwargs)
+        except BrokenPipeError:
+            if not stdout_closed():
+                raise
+            end_output()
+            sys.exit(0)
         except KeyboardInterrupt:
             click.echo("\ninterrupted; everything indexed so far is saved", err=True)
             sys.exit(130)

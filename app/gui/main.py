@@ -13,9 +13,15 @@ import tempfile
 import time
 from pathlib import Path
 
+from app.output import print_line
+
 STARTED = time.perf_counter()
 # The self-test waits this long at most for indexing a small folder and one query.
 SELFTEST_TIMEOUT_S = 600
+# Exit status of a run that nobody watches when an unexpected error stops it (EX_SOFTWARE of sysexits.h).
+EXIT_UNEXPECTED = 70
+# Qt platforms that draw to no screen: nobody can see, let alone answer, a message box there.
+HEADLESS_PLATFORMS = frozenset({"offscreen", "minimal", "minimalegl"})
 
 log = logging.getLogger(__name__)
 
@@ -59,8 +65,14 @@ def _qt_message(kind, _context, message: str) -> None:
     logging.getLogger("qt").log(level, "%s", message)
 
 
-def _install_excepthook() -> None:
-    """An unexpected error shows a readable message box instead of killing the app with a traceback."""
+def _install_excepthook(interactive: bool) -> None:
+    """An unexpected error shows a readable message box instead of killing the app with a traceback.
+
+    Only where someone can answer it: in a run nobody watches (``--startup-probe``, the offscreen or minimal
+    platform) a modal box would wait forever (packaging/smoke.sh hung on one, issue 33 item 11), so the traceback
+    goes to the log on stderr and the app exits with :data:`EXIT_UNEXPECTED`.
+    """
+    from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication, QMessageBox
 
     from app.gui.errors import describe
@@ -69,10 +81,23 @@ def _install_excepthook() -> None:
         if issubclass(kind, KeyboardInterrupt):
             QApplication.quit()
             return
+        if not interactive:
+            log.critical("unexpected error; quitting, as nobody is there to answer a message", exc_info=(kind, value, tb))
+            # from the event loop's next turn, so that an error before app.exec() stops the run as well
+            QTimer.singleShot(0, lambda: QApplication.exit(EXIT_UNEXPECTED))
+            QApplication.exit(EXIT_UNEXPECTED)
+            return
         message = describe(value)
         QMessageBox.warning(QApplication.activeWindow(), "quire", message)
 
     sys.excepthook = hook
+
+
+def _interactive(args: argparse.Namespace) -> bool:
+    """Whether a person may be looking at the window: not a probe, not a platform that draws to no screen."""
+    from PySide6.QtGui import QGuiApplication
+
+    return not args.startup_probe and QGuiApplication.platformName() not in HEADLESS_PLATFORMS
 
 
 def _wait(signal, timeout_s: float, until=lambda *_: True):
@@ -181,17 +206,23 @@ def main(argv: list[str] | None = None) -> int:
     from app.gui.window import MainWindow
 
     app = _application()
-    _install_excepthook()
+    _install_excepthook(_interactive(args))
     window = MainWindow(args.index)
     window.show()
     if args.startup_probe:
         # the first turn of the event loop after show(): the window is painted and takes input; then the engine
-        # finishes loading on its thread and searches can be answered
-        QTimer.singleShot(0, lambda: print(f"ready {time.perf_counter() - STARTED:.3f}", flush=True))
+        # finishes loading on its thread and searches can be answered. A reader that stops reading after "ready"
+        # (grep -q) closes the pipe: the rest of the output goes nowhere and the window still closes (app.output).
+        QTimer.singleShot(0, lambda: print_line(f"ready {time.perf_counter() - STARTED:.3f}"))
         lag = _lag_probe()
-        window.controller.ready.connect(
-            lambda _: (print(f"engine {time.perf_counter() - STARTED:.3f} lag {lag():.1f}", flush=True),
-                       window.close()))
+
+        def engine_ready(_folder: str) -> None:
+            try:
+                print_line(f"engine {time.perf_counter() - STARTED:.3f} lag {lag():.1f}")
+            finally:
+                window.close()
+
+        window.controller.ready.connect(engine_ready)
     code = app.exec()
     if argv is None:
         sys.exit(code)
