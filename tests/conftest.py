@@ -54,6 +54,15 @@ def write_corpus(root: Path, files: dict[str, str] = CORPUS) -> Path:
     return root
 
 
+def indexed_corpus(root: Path) -> Path:
+    """The corpus written under ``root``/docs and indexed (one process) into ``root``/index; the index folder."""
+    from engine import Index, IndexConfig
+
+    with Index(root / "index", config=IndexConfig(workers=0)) as idx:
+        idx.add([write_corpus(root / "docs")])
+    return root / "index"
+
+
 def run_probe(code: str, *args: object) -> dict:
     """Run ``code`` in a fresh interpreter from the repository root with ``args``; the JSON of its last line."""
     done = subprocess.run([sys.executable, "-c", code, *map(str, args)], cwd=Path(__file__).resolve().parent.parent,

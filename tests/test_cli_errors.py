@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from engine import Index, IndexConfig
+from engine import Index
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -23,13 +23,9 @@ def quire(*args: str | bytes) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory) -> Path:
-    from conftest import write_corpus
+    from conftest import indexed_corpus
 
-    root = tmp_path_factory.mktemp("cli_errors")
-    folder = root / "index"
-    with Index(folder, config=IndexConfig(workers=0)) as idx:
-        idx.add([write_corpus(root / "docs")])
-    return folder
+    return indexed_corpus(tmp_path_factory.mktemp("cli_errors"))
 
 
 def _says(done: subprocess.CompletedProcess, status: int, *words: str) -> str:

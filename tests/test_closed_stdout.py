@@ -15,8 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from engine import Index, IndexConfig
-
 REPO = Path(__file__).resolve().parent.parent
 TIMEOUT = 60  # the CLI and the app finish in seconds here; a hang fails
 # Runs app.gui.main like the quire-app entry point; ``--fail`` makes the probe's engine-ready slot raise, as any
@@ -33,12 +31,9 @@ APP = (
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory) -> Path:
-    from conftest import write_corpus
+    from conftest import indexed_corpus
 
-    root = tmp_path_factory.mktemp("closed_stdout")
-    with Index(root / "index", config=IndexConfig(workers=0)) as idx:
-        idx.add([write_corpus(root / "docs")])
-    return root / "index"
+    return indexed_corpus(tmp_path_factory.mktemp("closed_stdout"))
 
 
 def _closed_pipe() -> int:

@@ -21,8 +21,6 @@ from pathlib import Path
 
 import pytest
 
-from engine import Index, IndexConfig
-
 REPO = Path(__file__).resolve().parent.parent
 TIMEOUT = 120
 
@@ -88,12 +86,9 @@ def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
 @pytest.fixture(scope="module")
 def db(tmp_path_factory) -> Path:
     """A real index whose lock files are gone, as on a copy that holds only what a search reads."""
-    from conftest import write_corpus
+    from conftest import indexed_corpus
 
-    root = tmp_path_factory.mktemp("read_only")
-    folder = root / "index"
-    with Index(folder, config=IndexConfig(workers=0)) as idx:
-        idx.add([write_corpus(root / "docs")])
+    folder = indexed_corpus(tmp_path_factory.mktemp("read_only"))
     for lock in ("schema.lock", "write.lock"):
         (folder / lock).unlink(missing_ok=True)
     assert not list(folder.glob("index.db-*"))  # closed cleanly: no log beside it
