@@ -56,7 +56,7 @@ BOILERPLATE_PENALTY = 0.5
 # answers best is not always in the passage with most query words (a FAQ's "second edition" against its "-i
 # activates in-place editing").
 MORE_PASSAGES = 2
-# A sentence's best few by query-word mass are weighed by their whole evidence (:func:`_contenders`).
+# A document's few sentences with most query-word mass are weighed by their whole evidence (:func:`_most_words`).
 CONTENDERS = 3
 # A query word a sentence holds only as another word of the same stem ("edition" for "edit") counts this much.
 STEM_ONLY_SHARE = 0.5
@@ -546,20 +546,24 @@ def _monotonic(results: list[SearchResult]) -> list[SearchResult]:
 
 
 def _contenders(doc: _Doc, candidates: list[dict], mass: dict[int, float], mode: Mode) -> list[int]:
-    """Ids of the sentences :meth:`Searcher._evidence` may show ``doc`` by and must know the cosine of: the
-    CONTENDERS with most query-word ``mass`` (and any tied with the last of them; none without a query word), and the
-    best semantic sentence."""
+    """Ids of the sentences :meth:`Searcher._evidence` may show ``doc`` by and must know the cosine of: those with
+    most query-word ``mass`` (:func:`_most_words`) and the best semantic sentence."""
     ids = [doc.sem_row["id"]] if doc.sem_row is not None else []
     ids += [r["id"] for r in doc.span_rows]
     if candidates and mode is not Mode.SEMANTIC:
-        top = _top_masses(candidates, mass)
-        ids += [c["id"] for c in candidates if top and mass[c["id"]] >= top[-1]]
+        ids += _most_words(candidates, mass)
     return ids
 
 
-def _top_masses(candidates: list[dict], mass: dict[int, float]) -> list[float]:
-    """The CONTENDERS highest query-word masses among ``candidates`` (none for sentences without a query word)."""
-    return sorted({mass[c["id"]] for c in candidates if mass[c["id"]] > 0}, reverse=True)[:CONTENDERS]
+def _most_words(candidates: list[dict], mass: dict[int, float]) -> list[int]:
+    """Ids of the candidates with most query-word mass: every one tied at the most, and more in order of mass until
+    there are CONTENDERS (none without a query word). A long document holds many sentences with one query word: all of
+    them would be weighed for nothing."""
+    ranked = sorted((c for c in candidates if mass[c["id"]] > 0), key=lambda c: -mass[c["id"]])
+    if not ranked:
+        return []
+    most = mass[ranked[0]["id"]]
+    return [c["id"] for i, c in enumerate(ranked) if i < CONTENDERS or mass[c["id"]] == most]
 
 
 def _best_sentence(candidates: list[dict], asked: _Query, cosines: dict[int, float], found: dict[int, set[str]],
@@ -567,8 +571,8 @@ def _best_sentence(candidates: list[dict], asked: _Query, cosines: dict[int, flo
     """The candidate with most evidence on the relevance scale (its cosine, and its query words as a share of what
     the query's key words could score, a word held only through its stem counting STEM_ONLY_SHARE), among those
     whose cosine is known (:func:`_contenders`), a sentence before a short line; then the most query-word mass."""
-    top = _top_masses(candidates, mass)
-    known = [c for c in candidates if c["id"] in cosines or (top and mass[c["id"]] >= top[-1])]
+    wordy = set(_most_words(candidates, mass))
+    known = [c for c in candidates if c["id"] in cosines or c["id"] in wordy]
     known = known or [max(candidates, key=lambda c: mass[c["id"]])]
     words = np.array([_word_mass(c["text"], found[c["id"]], asked) for c in known])
     cosine = np.array([cosines.get(c["id"], np.nan) for c in known])
