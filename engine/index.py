@@ -293,6 +293,8 @@ class Index:
             self.store.add_roots(roots)
             run = _Run(self, embedder, progress, cancel)
             run.run(roots)
+            if run.removed:
+                self.store.reclaim_space()  # files gone from disk: their space comes back, as after `quire remove`
             return IndexReport(
                 method=embedder.name, documents=run.documents, sentences=run.sentences, unchanged=run.unchanged,
                 removed=run.removed, issues=tuple(run.issues), seconds=time.monotonic() - started,

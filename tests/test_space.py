@@ -55,6 +55,20 @@ def test_removing_most_of_a_folder_shrinks_the_database(tmp_path: Path) -> None:
         assert conn.execute("SELECT count(*) FROM lexical_dead").fetchone()[0] == 0
 
 
+def test_files_gone_from_disk_give_their_space_back_on_the_next_run(tmp_path: Path) -> None:
+    docs = _folder(tmp_path / "docs")
+    db = tmp_path / "index"
+    with Index(db, config=IndexConfig(workers=0)) as idx:
+        idx.add([docs])
+        full = _bytes(db)
+        for path in sorted(docs.iterdir())[:-1]:
+            path.unlink()
+        assert idx.add([docs]).removed == FILES - 1
+        assert _bytes(db) < 0.25 * full
+    with sqlite3.connect(db / "index.db") as conn:
+        assert conn.execute("PRAGMA freelist_count").fetchone()[0] == 0
+
+
 def _doc(n: int) -> NewDocument:
     texts = [f"document {n} sentence {j} about {WORDS[j % len(WORDS)]} number {n * 100 + j}" for j in range(100)]
     sentences = tuple(SentenceRecord(t, 0, len(t), None, hash(t) & 0xFFFF) for t in texts)
