@@ -22,8 +22,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 from bench.index_wiki import DEFAULT_CORPUS, write_articles  # noqa: E402
 from engine import Index  # noqa: E402
+from engine.eval.report import portable  # noqa: E402
 from engine.resources import resource_path  # noqa: E402
 from engine.search.calibration import PRIOR_FOLDER, Calibration  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def measure(corpus: Path, files: int, method: str, work: Path) -> tuple[Calibration, str, dict]:
@@ -55,7 +58,7 @@ def main() -> None:
         calibration, fingerprint, counts = measure(args.corpus, args.files, args.method, Path(work))
     provenance = {
         **counts, "method": args.method, "fingerprint": fingerprint, "corpus_files": args.files,
-        "corpus": str(args.corpus), "measured": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "corpus": portable(str(args.corpus), REPO), "measured": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "command": f"python bench/prior_calibration.py --method {args.method} --files {args.files}",
     }
     print(f"| method | articles | sentences | pairs | mean | std | 1-in-1000 tail |\n|---|---|---|---|---|---|---|\n"

@@ -24,8 +24,16 @@ def stamp(repo: Path) -> dict:
         "commit": _git_commit(repo),
         "python": platform.python_version(),
         "quire": __version__,
-        "command": " ".join(Path(sys.argv[0]).name.split() + sys.argv[1:]),
+        "command": " ".join(Path(sys.argv[0]).name.split() + [portable(a, repo) for a in sys.argv[1:]]),
     }
+
+
+def portable(arg: str, repo: Path) -> str:
+    """A command-line argument as it would be typed in any checkout: a path beside the repository (``../shared``)
+    relative to it, anything else as given."""
+    if os.path.isabs(arg) and Path(arg).resolve().is_relative_to(repo.resolve().parent):
+        return os.path.relpath(arg, repo)
+    return arg
 
 
 def _cpu_model() -> str:
