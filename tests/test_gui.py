@@ -542,6 +542,19 @@ def test_folders_dropped_on_the_search_box_are_indexed(qtbot, window, corpus, tm
     assert "binary" in window.empty.text() and "Traceback" not in window.empty.text()
 
 
+def default_app(tmp_path: Path, monkeypatch, mime: str, desktop_id: str, entry: str) -> None:
+    """Make ``desktop_id`` (a desktop entry whose lines after the header are ``entry``) the desktop's default
+    application for ``mime``, in XDG folders under ``tmp_path``."""
+    config, data = tmp_path / "xdg-config", tmp_path / "xdg-data"
+    (data / "applications").mkdir(parents=True)
+    (data / "applications" / desktop_id).write_text(f"[Desktop Entry]\nType=Application\n{entry}")
+    config.mkdir()
+    (config / "mimeapps.list").write_text(f"[Default Applications]\n{mime}={desktop_id}\n")
+    for name, value in (("XDG_CONFIG_HOME", config), ("XDG_CONFIG_DIRS", config), ("XDG_DATA_HOME", data),
+                        ("XDG_DATA_DIRS", data)):
+        monkeypatch.setenv(name, str(value))
+
+
 def test_chips_and_context_arrive_after_the_ranking(qtbot, window, corpus):
     drop(window, [corpus])
     wait_indexed(qtbot, window)
@@ -565,14 +578,7 @@ def test_enter_on_a_pdf_passage_falls_back_to_the_default_application(qtbot, win
     from tests.docgen import PDF_PAGE2_SENTENCE, make_pdf
 
     # the desktop's default PDF application takes no page argument: the PDF opens there (at its first page)
-    config, data = tmp_path / "xdg-config", tmp_path / "xdg-data"
-    (data / "applications").mkdir(parents=True)
-    (data / "applications" / "firefox.desktop").write_text("[Desktop Entry]\nType=Application\nExec=firefox %u\n")
-    config.mkdir()
-    (config / "mimeapps.list").write_text("[Default Applications]\napplication/pdf=firefox.desktop\n")
-    for name, value in (("XDG_CONFIG_HOME", config), ("XDG_CONFIG_DIRS", config), ("XDG_DATA_HOME", data),
-                        ("XDG_DATA_DIRS", data)):
-        monkeypatch.setenv(name, str(value))
+    default_app(tmp_path, monkeypatch, "application/pdf", "firefox.desktop", "Exec=firefox %u\n")
     folder = tmp_path / "pdfs"
     folder.mkdir()
     pdf = make_pdf(folder)
@@ -638,15 +644,7 @@ def test_a_file_that_will_not_open_says_why_and_offers_its_path(qtbot, window, c
 
 def test_enter_opens_a_text_file_at_the_passage_line_in_the_default_editor(qtbot, window, tmp_path, opened,
                                                                           monkeypatch):
-    config, data = tmp_path / "xdg-config", tmp_path / "xdg-data"
-    (data / "applications").mkdir(parents=True)
-    (data / "applications" / "org.gnome.gedit.desktop").write_text(
-        "[Desktop Entry]\nType=Application\nExec=gedit %U\nTerminal=false\n")
-    config.mkdir()
-    (config / "mimeapps.list").write_text("[Default Applications]\ntext/plain=org.gnome.gedit.desktop\n")
-    for name, value in (("XDG_CONFIG_HOME", config), ("XDG_CONFIG_DIRS", config), ("XDG_DATA_HOME", data),
-                        ("XDG_DATA_DIRS", data)):
-        monkeypatch.setenv(name, str(value))
+    default_app(tmp_path, monkeypatch, "text/plain", "org.gnome.gedit.desktop", "Exec=gedit %U\nTerminal=false\n")
     edited = tmp_path / "gedit.log"
     launcher(tmp_path / "bin", "gedit", f'echo "$*" >> "{edited}"')
     folder = tmp_path / "notes"
