@@ -8,6 +8,7 @@ method on the same index turns "0.41" into "higher than 99.9% of random pairs", 
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from dataclasses import asdict, dataclass
@@ -72,9 +73,10 @@ class Calibration:
         return cls(**{**data, "probs": tuple(data["probs"]), "values": tuple(data["values"])})
 
 
+@functools.cache
 def prior(fingerprint: str) -> Calibration | None:
     """The bundled calibration of the method that makes ``fingerprint`` (None when none ships for it): what a cosine
-    means in a folder too small to calibrate itself."""
+    means in a folder too small to calibrate itself. Read once per process: every search of a small folder asks."""
     path = resource_path(f"{PRIOR_FOLDER}/{fingerprint}.json")
     try:
         return Calibration.from_meta(json.loads(path.read_text(encoding="utf-8"))["calibration"])

@@ -400,25 +400,26 @@ class Searcher:
         mass = {sid: round(sum(asked.idf.get(s, 0.0) for s in stems_in), 6) for sid, stems_in in found.items()}
         # a cosine decides only between a document's sentences with the most query-word mass, and is shown for the
         # one picked: those few vectors are read, not the few hundred of every candidate (18 us each from the graph)
-        cosines = self._cosines(asked.vectors, sorted(
-            {sid for d in part for sid in _contenders(d, candidates[d.doc_id], mass, asked.mode)}))
+        contending = {d.doc_id: _contenders(d, candidates[d.doc_id], mass, asked.mode) for d in part}
+        cosines = self._cosines(asked.vectors, sorted({sid for ids in contending.values() for sid in ids}))
         return [
-            self._evidence(d, meta[d.doc_id], asked, candidates[d.doc_id], cosines, found, mass)
+            self._evidence(d, meta[d.doc_id], asked, candidates[d.doc_id], contending[d.doc_id], cosines, found, mass)
             for d in part
             # deleted while we were ranking: the document, or the sentence it was found by
             if d.doc_id in meta and candidates[d.doc_id] and (d.sem_sentence is None or d.sem_row is not None)
         ]
 
     def _evidence(
-        self, doc: _Doc, record: dict, asked: _Query, candidates: list[dict], cosines: dict[int, float],
-        found: dict[int, set[str]], mass: dict[int, float],
+        self, doc: _Doc, record: dict, asked: _Query, candidates: list[dict], contending: list[int],
+        cosines: dict[int, float], found: dict[int, set[str]], mass: dict[int, float],
     ) -> _Evidence:
-        """What decides whether one document is shown, and by which sentence (``found``: each candidate sentence's
-        query stems; ``mass``: their summed IDF)."""
+        """What decides whether one document is shown, and by which sentence (``contending``: the ids of the
+        candidates it may be shown by; ``found``: each candidate sentence's query stems; ``mass``: their summed
+        IDF)."""
         if doc.sem_sentence is not None and asked.mode is Mode.SEMANTIC:
             best = _semantic_best(doc, cosines)
         else:
-            best = _best_sentence(candidates, asked, cosines, found, mass)
+            best = _best_sentence(candidates, contending, asked, cosines, found, mass)
             if mass[best["id"]] == 0 and doc.sem_sentence is not None:
                 best = _semantic_best(doc, cosines)
         matched = set().union(*(found[c["id"]] for c in candidates))
@@ -566,14 +567,13 @@ def _most_words(candidates: list[dict], mass: dict[int, float]) -> list[int]:
     return [c["id"] for i, c in enumerate(ranked) if i < CONTENDERS or mass[c["id"]] == most]
 
 
-def _best_sentence(candidates: list[dict], asked: _Query, cosines: dict[int, float], found: dict[int, set[str]],
-                   mass: dict[int, float]) -> dict:
+def _best_sentence(candidates: list[dict], contending: list[int], asked: _Query, cosines: dict[int, float],
+                   found: dict[int, set[str]], mass: dict[int, float]) -> dict:
     """The candidate with most evidence on the relevance scale (its cosine, and its query words as a share of what
-    the query's key words could score, a word held only through its stem counting STEM_ONLY_SHARE), among those
-    whose cosine is known (:func:`_contenders`), a sentence before a short line; then the most query-word mass."""
-    wordy = set(_most_words(candidates, mass))
-    known = [c for c in candidates if c["id"] in cosines or c["id"] in wordy]
-    known = known or [max(candidates, key=lambda c: mass[c["id"]])]
+    the query's key words could score, a word held only through its stem counting STEM_ONLY_SHARE), among the
+    ``contending`` ones (:func:`_contenders`), a sentence before a short line; then the most query-word mass."""
+    ids = set(contending)
+    known = [c for c in candidates if c["id"] in ids] or [max(candidates, key=lambda c: mass[c["id"]])]
     words = np.array([_word_mass(c["text"], found[c["id"]], asked) for c in known])
     cosine = np.array([cosines.get(c["id"], np.nan) for c in known])
     evidence = asked.scale.evidence(cosine, words)
