@@ -169,7 +169,7 @@ class Index:
             with self.store.db.atomic():
                 self._record_method(embedder)
         self._vectors: dict[str, VectorIndex] = {}
-        self._nulls: dict[tuple, np.ndarray | None] = {}
+        self._null: tuple[tuple, np.ndarray | None] | None = None  # (state it was read in, the sample)
         self._searcher_lock = threading.Lock()
         with reporting_damage(self.store.path):
             self._opened = self._state()
@@ -439,12 +439,11 @@ class Index:
         """Vectors of random sentences of the index, read once per state of the index: each query's similarity to
         them is its own null distribution (engine.search.relevance)."""
         key = (embedder.name, self._state())
-        if key not in self._nulls:
+        if self._null is None or self._null[0] != key:
             ids = self.store.random_sentence_ids(NULL_SAMPLE)
             found, vectors = self.store.vectors(embedder.name, ids.tolist())
-            self._nulls.clear()
-            self._nulls[key] = vectors if found.size >= 2 else None
-        return self._nulls[key]
+            self._null = (key, vectors if found.size >= 2 else None)
+        return self._null[1]
 
     @_reports_damage
     def explain(self, query: str, results: Sequence[SearchResult]) -> list[SearchResult]:
