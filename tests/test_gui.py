@@ -112,6 +112,20 @@ def type_query(qtbot, window: MainWindow, text: str):
     return blocker.args[0]
 
 
+def test_folders_named_on_the_command_line_are_indexed(qtbot, tmp_path, settings, corpus):
+    # what a file manager's "Open with quire" runs: quire-app PATH...
+    from app.gui.main import _parser, open_window
+
+    window = open_window(_parser().parse_args([str(corpus / "animals"), "--index", str(tmp_path / "index")]),
+                         settings)
+    qtbot.addWidget(window)
+    try:
+        status = wait_indexed(qtbot, window)
+        assert status.indexed == 1 and {Path(f["path"]).parent.name for f in status.files} == {"animals"}
+    finally:
+        window.close()
+
+
 def test_drop_folder_index_and_search_ranked_with_highlights(qtbot, window, corpus):
     drop(window, [corpus])
     status = wait_indexed(qtbot, window)
@@ -875,3 +889,12 @@ def test_the_count_says_when_it_is_a_lower_bound():
     assert Shown(12, 14, at_least=True, exhausted=True).text == "1–12 of 12"
     assert not Shown(12, 14, at_least=True, exhausted=True).more
     assert Shown(0, 0, False).text == ""
+
+
+def test_progress_reads_as_a_sentence():
+    from app.gui.window import progress_text
+    from engine.index import Progress
+
+    assert progress_text(Progress("scanning", 0, 0, 0)) == "looking for files · 0 sentences"
+    assert progress_text(Progress("reading", 12, 40, 1234, eta_seconds=5)).startswith(
+        "reading 12 / 40 files · 1,234 sentences · about 5")

@@ -12,8 +12,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.output import print_line
+
+if TYPE_CHECKING:
+    from app.gui.settings import Settings
+    from app.gui.window import MainWindow
 
 STARTED = time.perf_counter()
 # The self-test waits this long at most for indexing a small folder and one query.
@@ -29,6 +34,8 @@ log = logging.getLogger(__name__)
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="quire-app", description="quire desktop app: drop a folder, search it.",
                                 epilog="Example: quire-app --selftest ~/Documents/papers")
+    p.add_argument("paths", nargs="*", type=Path, metavar="PATH",
+                   help="folders or files to index and watch (what a file manager's Open With passes)")
     p.add_argument("--index", type=Path, default=None, help="index folder (default: the user data folder)")
     p.add_argument("--selftest", type=Path, metavar="DIR",
                    help="index DIR into a temporary index, search it, print the top result and exit")
@@ -192,6 +199,18 @@ def _lag_probe(interval_ms: int = 10):
     return lambda: (timer, worst[0])[1]  # the closure keeps the timer alive
 
 
+def open_window(args: argparse.Namespace, settings: Settings | None = None) -> MainWindow:
+    """Show the main window on ``args.index``; the folders and files named on the command line are indexed (and
+    watched, as dropped ones are) from the start."""
+    from app.gui.window import MainWindow
+
+    window = MainWindow(args.index, settings)
+    window.show()
+    if args.paths:
+        window.add_paths([str(p) for p in args.paths])
+    return window
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point of ``quire-app``."""
     args = _parser().parse_args(argv)
@@ -203,12 +222,9 @@ def main(argv: list[str] | None = None) -> int:
         return code
     from PySide6.QtCore import QTimer
 
-    from app.gui.window import MainWindow
-
     app = _application()
     _install_excepthook(_interactive(args))
-    window = MainWindow(args.index)
-    window.show()
+    window = open_window(args)
     if args.startup_probe:
         # the first turn of the event loop after show(): the window is painted and takes input; then the engine
         # finishes loading on its thread and searches can be answered. A reader that stops reading after "ready"

@@ -6,6 +6,8 @@ the thread pool after the dialog is shown, and the method list is enabled when t
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtCore import QObject, QThreadPool, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -99,7 +101,7 @@ class SettingsDialog(QDialog):
         self.device.setText(f"Device: {device.description}{hint}")
 
     def _add_watched(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Watch folder")
+        folder = QFileDialog.getExistingDirectory(self, "Watch folder", str(Path.home()))
         if folder and folder not in self.watched_folders():
             self.watched.addItem(folder)
 

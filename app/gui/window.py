@@ -93,9 +93,9 @@ class LikeTarget:
 
 def progress_text(p: Progress) -> str:
     """"reading 12 / 40 files · 1,234 sentences · about 5 s left"."""
-    files = f"{p.files_done:,} / {p.files_total:,} {p.unit}" if p.files_total else "looking for files"
+    doing = f"{p.phase} {p.files_done:,} / {p.files_total:,} {p.unit}" if p.files_total else "looking for files"
     eta = f" · about {_duration(p.eta_seconds)} left" if p.eta_seconds else ""
-    return f"{p.phase} {files} · {p.sentences:,} sentences{eta}"
+    return f"{doing} · {p.sentences:,} sentences{eta}"
 
 
 class MainWindow(QMainWindow):
@@ -573,7 +573,7 @@ class MainWindow(QMainWindow):
 
     def add_folder_dialog(self) -> None:
         """Ctrl+O."""
-        folder = QFileDialog.getExistingDirectory(self, "Add a folder to the index")
+        folder = QFileDialog.getExistingDirectory(self, "Add a folder to the index", str(Path.home()))
         if folder:
             self.add_paths([folder])
 
