@@ -221,6 +221,8 @@ def _print_response(response) -> None:
         click.echo(f"   {_highlight(r.sentence, r.highlights)}")
     if response.missing:
         click.echo(f"not in any document: {', '.join(response.missing)}")
+    if response.did_you_mean:
+        click.echo(f"did you mean: {response.did_you_mean}")
     for note in response.notes:
         click.echo(f"note: {note}", err=True)
 

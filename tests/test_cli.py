@@ -84,6 +84,12 @@ def test_search_names_the_query_words_no_document_holds(db: Path) -> None:
     assert run_json("search", "porpoises zeppelin", "--db", str(db), "-k", "1")["missing"] == ["zeppelin"]
 
 
+def test_search_suggests_the_indexed_spelling_of_a_misspelt_word(db: Path) -> None:
+    code, out = run("search", "echolocaton porpoises", "--db", str(db), "-k", "1")
+    assert code == 0 and "not in any document: echolocaton\ndid you mean: echolocation porpoises" in out
+    assert run_json("search", "echolocaton", "--db", str(db))["did_you_mean"] == "echolocation"
+
+
 def test_batch_search(db: Path, tmp_path: Path) -> None:
     queries = tmp_path / "q.jsonl"
     queries.write_text(

@@ -708,6 +708,18 @@ def test_a_query_note_is_replaced_by_the_next_answer(qtbot, window, corpus):
     assert window.statusBar().currentMessage() == ""
 
 
+def test_did_you_mean_offers_the_indexed_spelling_and_searches_it(qtbot, window, corpus):
+    drop(window, [corpus])
+    wait_indexed(qtbot, window)
+    type_query(qtbot, window, "porpoises echolocaton")
+    assert window.suggestion.isVisible() and "echolocation" in window.suggestion.text()
+    with qtbot.waitSignal(window.results_shown, timeout=10_000,
+                          check_params_cb=lambda r: r.query == "porpoises echolocation"):
+        window.suggestion.linkActivated.emit("#")  # the link clicked
+    assert window.search_box.text() == "porpoises echolocation" and not window.suggestion.isVisible()
+    assert window.current_result().path.endswith("porpoise.md")
+
+
 def test_run_messages_count_right_and_name_a_skipped_file_once(qtbot, window, tmp_path):
     folder = tmp_path / "notes"
     folder.mkdir()

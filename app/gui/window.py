@@ -5,6 +5,7 @@ Widgets only display and forward: every engine call goes through :class:`app.gui
 
 from __future__ import annotations
 
+import html
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,6 +113,7 @@ class MainWindow(QMainWindow):
         self.watcher = FolderWatcher(self)
         self.desktop = Desktop(self)
         self._last_query = ""
+        self._suggested: str | None = None
         self._query_note = ""  # the status-bar note about the answer on screen, replaced by the next answer's
         self._announced: frozenset[Problem] | None = None  # files not indexed that were told about (None: not known)
         self._like: LikeTarget | None = None  # what the "more like this" search on screen is like
@@ -162,6 +164,12 @@ class MainWindow(QMainWindow):
         top.addWidget(add_button)
 
         self.banner = MessageBar()
+        # "Did you mean …?" under the search field, for a query word none of the documents holds
+        self.suggestion = QLabel()
+        self.suggestion.setAccessibleName("Did you mean")
+        self.suggestion.setTextFormat(Qt.TextFormat.RichText)
+        self.suggestion.setVisible(False)
+        self.suggestion.linkActivated.connect(self.take_suggestion)
 
         self.model = ResultsModel(self)
         self.results = QListView()
@@ -228,6 +236,7 @@ class MainWindow(QMainWindow):
         layout = QVBoxLayout(central)
         layout.addLayout(top)
         layout.addWidget(self.banner)
+        layout.addWidget(self.suggestion)
         layout.addWidget(self.splitter, 1)
         layout.addWidget(self.index_bar)
         self.setCentralWidget(central)
@@ -420,6 +429,7 @@ class MainWindow(QMainWindow):
             self.banner.setVisible(False)
         kept = selected.path if selected is not None and previous.query == response.query else None
         self.model.set_response(response)
+        self._show_suggestion(response.did_you_mean if self._like is None else None)
         self.preview.set_query(None if self._like else response.query, response.mode)
         # a file's sentences as the query miss words by the dozen; only typed words are worth naming
         missing = _missing_text(response.missing) if response.missing and self._like is None else ""
@@ -447,6 +457,19 @@ class MainWindow(QMainWindow):
                               exhausted=not added or len(response.results) < self._page.k))
         self._explain_timer.start()
         self.results_shown.emit(response)
+
+    def _show_suggestion(self, query: str | None) -> None:
+        self.suggestion.setVisible(query is not None)
+        if query is not None:
+            self.suggestion.setText(f'Did you mean <a href="#">{html.escape(query)}</a>?')
+            self.suggestion.setToolTip(f"Search for “{query}”: these words are in your documents")
+        self._suggested = query
+
+    def take_suggestion(self) -> None:
+        """Search for the suggested spelling (the "Did you mean" link): it replaces the query, as if typed."""
+        if self._suggested is not None:
+            self.search_box.setText(self._suggested)
+            self._search_now()
 
     def _set_count(self, shown: Shown) -> None:
         self._count = shown
@@ -497,6 +520,7 @@ class MainWindow(QMainWindow):
         self._more = None
         self.controller.invalidate()
         self.model.set_response(None)
+        self._show_suggestion(None)
         self._set_count(Shown(0, 0, False))
         self.preview.show_result(None)
         self._show_query_note("")

@@ -160,7 +160,8 @@ class SearchResult:
 class SearchResponse:
     """Results for one query; ``nothing_relevant`` when every candidate was too weak to show. ``missing``: the
     query's words that no passage of the index holds (counted where words are ranked: hybrid and lexical), which is
-    often why nothing relevant was found and what a person would change first.
+    often why nothing relevant was found and what a person would change first. ``did_you_mean``: the query with
+    those words spelt as close words the index holds (engine.search.spelling), when there are such words.
 
     ``found``: how many documents the search found that it would show with a larger ``k`` (those of the ranking not
     too weak to show; every one with ``include_weak``), so a list can say "1-10 of 37"; files with the same content
@@ -178,6 +179,7 @@ class SearchResponse:
     missing: tuple[str, ...] = field(default_factory=tuple)
     found: int = 0
     found_at_least: bool = False
+    did_you_mean: str | None = None
 
     def to_json(self) -> dict:
         """JSON for the CLI and benchmarks."""
@@ -190,6 +192,7 @@ class SearchResponse:
             "found": self.found,
             "found_at_least": self.found_at_least,
             "missing": list(self.missing),
+            "did_you_mean": self.did_you_mean,
             "seconds": round(self.seconds, 4),
             "notes": list(self.notes),
             "results": [r.to_json() for r in self.results],

@@ -25,6 +25,7 @@ from engine.facets.service import annotate
 from engine.facets.space import FacetSpace
 from engine.ingest.sentences import split_sentences
 from engine.search import relevance as rel
+from engine.search import spelling
 from engine.search import terms as T
 from engine.search.calibration import MIN_SENTENCES, Calibration
 from engine.search.results import Explanation, Highlight, MatchedTerm, Mode, SearchResponse, SearchResult
@@ -209,12 +210,13 @@ class Searcher:
         results = _monotonic([self._result(e, asked, top) for e in shown])
         if explain:
             results = self.explain(query, results, [e.best for e in shown])
+        missing = () if df is None else tuple(term.word for stem, term in stems.items() if not df.get(stem, 0))
         return SearchResponse(
             query=query, mode=mode, method=self.embedder.name if self.embedder else "", results=tuple(results),
             nothing_relevant=not strong, weak_hidden=0 if include_weak else len(picked) - strong,
             seconds=time.perf_counter() - started, notes=tuple(notes),
-            missing=() if df is None else tuple(term.word for stem, term in stems.items() if not df.get(stem, 0)),
-            found=max(found, len(results)), found_at_least=self._cut(mode, df),
+            missing=missing, found=max(found, len(results)), found_at_least=self._cut(mode, df),
+            did_you_mean=spelling.did_you_mean(self.store, query, missing) if missing else None,
         )
 
     def _cut(self, mode: Mode, df: dict[str, int] | None) -> bool:
