@@ -11,12 +11,14 @@ import json
 import logging
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import click
 
+from app.dates import moment
 from app.output import end_output, stdout_closed
-from engine import Index, IndexConfig, Mode, Progress, QuireError
+from engine import Filters, Index, IndexConfig, Mode, Progress, QuireError
 from engine.config import default_index_dir
 from engine.errors import QueryError
 from engine.ingest.readers.base import Limits
@@ -132,6 +134,23 @@ def index(paths: tuple[Path, ...], db: Path | None, method: str | None, ignore: 
 
 
 # "\b" keeps click from joining the two examples into one line
+class _Moment(click.ParamType):
+    """A date or an age on the command line (app.dates), as seconds since the epoch."""
+
+    name = "DATE"
+
+    def convert(self, value: str | float, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        if isinstance(value, float):
+            return value
+        try:
+            return moment(value, time.time())
+        except ValueError as e:
+            self.fail(str(e), param, ctx)
+
+
+_MOMENT = _Moment()
+
+
 @cli.command(epilog='\b\nExample: quire search "effects of sleep on memory" -k 5 --mode hybrid --json\n'
                     "Example: quire search --like ~/papers/sleep.pdf:3 -k 5")
 @click.argument("text", required=False)
@@ -151,13 +170,23 @@ def index(paths: tuple[Path, ...], db: Path | None, method: str | None, ignore: 
 @click.option("--rerank-facets/--no-rerank-facets", default=None,
               help="re-order the top results by how well their facets match the query's (default: the engine's, "
                    "which bench/facets_rerank.py measured)")
+@click.option("--in", "folders", multiple=True, type=click.Path(path_type=Path),
+              help="only documents in this folder (repeatable)")
+@click.option("--type", "types", multiple=True, metavar="EXT", help="only files of this type: pdf, md, html... (repeatable)")
+@click.option("--since", "since", type=_MOMENT, help="only files modified since: 2024-05-01, or an age: 7d, 2w, 6m, 1y")
+@click.option("--before", "before", type=_MOMENT, help="only files last modified before this date or age")
 @_json_option
 @_handle_errors
 def search(text: str | None, db: Path | None, k: int, mode: str | None, method: str | None, queries: Path | None,
-           like: str | None, include_weak: bool, explain: bool, rerank_facets: bool | None, as_json: bool) -> None:
+           like: str | None, include_weak: bool, explain: bool, rerank_facets: bool | None,
+           folders: tuple[Path, ...], types: tuple[str, ...], since: float | None, before: float | None,
+           as_json: bool) -> None:
     """Search the index by meaning and by words, or (--like) for documents like one you have."""
     if sum(given is not None for given in (text, queries, like)) != 1:
         raise click.UsageError("give one of TEXT, --queries FILE or --like FILE")
+    within = Filters(folders=tuple(str(f.resolve()) for f in folders),
+                     types=tuple(t.strip().lstrip(".") for t in types if t.strip()),
+                     modified_after=since, modified_before=before)
     # --like's query is a document's sentences, not words a person chose: ranked by meaning unless told otherwise
     mode = mode or (Mode.SEMANTIC if like is not None else Mode.HYBRID).value
     with Index(db, create=False) as idx:
@@ -165,7 +194,7 @@ def search(text: str | None, db: Path | None, k: int, mode: str | None, method: 
             for item in _read_queries(queries):
                 try:
                     out = idx.search(item["text"], k=k, mode=mode, method=method, include_weak=include_weak,
-                                     explain=explain, rerank_facets=rerank_facets).to_json()
+                                     explain=explain, rerank_facets=rerank_facets, within=within).to_json()
                 except QueryError as e:
                     # one unusable query must not cost the answers to the others
                     click.echo(json.dumps({"id": item["id"], "error": str(e), "results": []}))
@@ -174,10 +203,11 @@ def search(text: str | None, db: Path | None, k: int, mode: str | None, method: 
             return
         if like is not None:
             response = idx.search_like(LikeSource.parse(like), k=k, mode=mode, method=method,
-                                       include_weak=include_weak, explain=explain, rerank_facets=rerank_facets)
+                                       include_weak=include_weak, explain=explain, rerank_facets=rerank_facets,
+                                       within=within)
         else:
             response = idx.search(text, k=k, mode=mode, method=method, include_weak=include_weak, explain=explain,
-                                  rerank_facets=rerank_facets)
+                                  rerank_facets=rerank_facets, within=within)
     if as_json:
         click.echo(json.dumps(response.to_json()))
         return

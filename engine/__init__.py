@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from engine.errors import QuireError
     from engine.index import Index, IndexReport, IndexStatus, Progress
     from engine.search.results import Mode, SearchResponse, SearchResult
+    from engine.store.filters import Filters
 
 __version__ = "0.1.0"
 
@@ -23,6 +24,7 @@ _HOMES = {
     "IndexConfig": "engine.config", "QuireError": "engine.errors", "Index": "engine.index",
     "IndexReport": "engine.index", "IndexStatus": "engine.index", "Progress": "engine.index",
     "Mode": "engine.search.results", "SearchResponse": "engine.search.results", "SearchResult": "engine.search.results",
+    "Filters": "engine.store.filters",
 }
 
 
@@ -32,6 +34,7 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(_HOMES[name]), name)
 
 __all__ = [
+    "Filters",
     "Index",
     "IndexConfig",
     "IndexReport",

@@ -43,6 +43,7 @@ from engine.search.results import Mode, SearchResponse, SearchResult
 from engine.search.searcher import Searcher
 from engine.store.database import DB_NAME, NewDocument, SentenceRecord, Store, reporting_damage
 from engine.store.files import remove_leftovers
+from engine.store.filters import Filters
 from engine.store.paths import readable
 from engine.store.vectors import LEFTOVERS, VectorIndex
 
@@ -389,10 +390,11 @@ class Index:
     @_reports_damage
     def search(self, query: str, *, k: int = 10, mode: Mode | str = Mode.HYBRID, method: str | None = None,
                include_weak: bool = False, explain: bool = True, rerank_facets: bool | None = None,
-               exclude: Sequence[str] = ()) -> SearchResponse:
+               exclude: Sequence[str] = (), within: Filters = Filters()) -> SearchResponse:
         """Ranked documents for ``query`` (see :class:`engine.search.searcher.Searcher`; ``explain=False`` leaves out
         facet explanations and context, for tools that only read the ranking; ``rerank_facets`` see
-        ``engine.facets.rerank``; ``exclude``: paths of documents to leave out)."""
+        ``engine.facets.rerank``; ``exclude``: paths of documents to leave out; ``within``: only documents under
+        these folders, of these file types, modified in this time range)."""
         mode = Mode(mode)
         _check_text(query)
         if method and method != self.method:
@@ -414,13 +416,14 @@ class Index:
         return Searcher(self.store, vectors, embedder, calibration, facets=load_space() if explain else None,
                         null_sample=null).search(
             query, k=k, mode=mode, include_weak=include_weak, explain=explain, rerank_facets=rerank_facets,
-            exclude=exclude,
+            exclude=exclude, within=within,
         )
 
     @_reports_damage
     def search_like(self, source: LikeSource | str | os.PathLike[str], *, k: int = 10,
                     mode: Mode | str = Mode.SEMANTIC, method: str | None = None, include_weak: bool = False,
-                    explain: bool = True, rerank_facets: bool | None = None) -> SearchResponse:
+                    explain: bool = True, rerank_facets: bool | None = None, within: Filters = Filters()
+                    ) -> SearchResponse:
         """Other documents like an indexed document, one page of it or one sentence of it ("more like this").
 
         The query is the source's stored sentences (``engine.search.like``; a plain path means the whole document,
@@ -433,7 +436,7 @@ class Index:
         source = source if isinstance(source, LikeSource) else LikeSource(os.fspath(source))
         query = like_query(self.store, source)
         return self.search(query.text, k=k, mode=mode, method=method, include_weak=include_weak, explain=explain,
-                           rerank_facets=rerank_facets, exclude=query.exclude)
+                           rerank_facets=rerank_facets, exclude=query.exclude, within=within)
 
     def _null_sample(self, embedder: Embedder) -> np.ndarray | None:
         """Vectors of random sentences of the index, read once per state of the index: each query's similarity to

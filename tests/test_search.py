@@ -150,7 +150,7 @@ def test_words_are_ranked_from_the_word_index_as_fts5_ranks_them(river: Index) -
     for query in ("heron river otters", "river mill otters", "weir", "wheel turns bridge"):
         assert_word_index_matches_fts5(river.store, query)
         match = T.fts_query(query)
-        ranked = Searcher(river.store, None, None, None)._bm25([], T.query_terms(query))
+        ranked = Searcher(river.store, None, None, None)._bm25([], T.query_terms(query), 200)
         assert ranked == river.store.word_bm25([t.stem for t in T.query_terms(query)], 200)
         assert [p for p, _, _ in ranked] == [p for p, _, _ in river.store.bm25(match, 200)]
 
@@ -159,7 +159,7 @@ def test_words_are_ranked_from_the_word_index_as_fts5_ranks_them(river: Index) -
                                    '"river flows" "heron waits"'])
 def test_quoted_phrases_are_scored_by_fts5_and_added_to_the_words(river: Index, query: str) -> None:
     phrases, rest = T.split_phrases(query)
-    ranked = Searcher(river.store, None, None, None)._bm25(phrases, T.query_terms(rest))
+    ranked = Searcher(river.store, None, None, None)._bm25(phrases, T.query_terms(rest), 200)
     exact = river.store.bm25(T.fts_query(query), 200)
     assert [p for p, _, _ in ranked] == [p for p, _, _ in exact]
     assert [s for _, _, s in ranked] == pytest.approx([s for _, _, s in exact], rel=1e-12)
@@ -198,8 +198,8 @@ def test_hybrid_queries_rank_words_on_another_thread_and_many_threads_may_search
                                                                                           monkeypatch) -> None:
     ranked_on: list[str] = []
     lexical = Searcher._lexical
-    monkeypatch.setattr(Searcher, "_lexical", lambda self, q: ranked_on.append(threading.current_thread().name)
-                        or lexical(self, q))
+    monkeypatch.setattr(Searcher, "_lexical", lambda self, q, depth: ranked_on.append(threading.current_thread().name)
+                        or lexical(self, q, depth))
     queries = ["heron river otters", "old mill wheel", "a bridge over the water", '"heron waits" weir']
 
     def ranking(query: str) -> list[tuple]:

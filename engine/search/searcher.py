@@ -31,6 +31,7 @@ from engine.search.calibration import MIN_SENTENCES, Calibration
 from engine.search.results import Explanation, Highlight, MatchedTerm, Mode, SearchResponse, SearchResult
 from engine.store.bm25 import idf as bm25_idf
 from engine.store.database import SCAN_PARTS, Store
+from engine.store.filters import Filters, matching_documents
 from engine.store.vectors import VectorIndex
 
 log = logging.getLogger(__name__)
@@ -41,6 +42,9 @@ MAX_QUERY_SENTENCES = 32
 # Candidates fetched from each ranking before fusion: deep enough that a document ranked modestly by both
 # rankings still surfaces, cheap enough for interactive latency.
 CANDIDATES = 200
+# With filters on, each side ranks this deep and the documents the filters let through are kept: a folder or a
+# file type that holds a tenth of the collection still gets a full CANDIDATES of its own (0011).
+FILTERED_CANDIDATES = 10 * CANDIDATES
 # Quoted phrases are scored by FTS5 (the word index keeps no positions), as is every query on an index whose word index
 # is not built yet. FTS5's bm25() costs ~2.5 us per matching passage, so a scan expected to score more passages than
 # this is split over the cores (Store.bm25's parts): about 5 ms of bm25() on one core, where handing parts to threads
@@ -143,10 +147,11 @@ class Searcher:
 
     # -- entry point ------------------------------------------------------------------------------------------
     def search(self, query: str, *, k: int = 10, mode: Mode = Mode.HYBRID, include_weak: bool = False,
-               explain: bool = True, rerank_facets: bool | None = None, exclude: Collection[str] = ()
-               ) -> SearchResponse:
+               explain: bool = True, rerank_facets: bool | None = None, exclude: Collection[str] = (),
+               within: Filters = Filters()) -> SearchResponse:
         """Rank documents for ``query``; weak results are cut (or, with ``include_weak``, kept and flagged).
-        Documents at the paths in ``exclude`` are left out (the source of a "more like this" search).
+        Documents at the paths in ``exclude`` are left out (the source of a "more like this" search), and so are those
+        ``within`` does not let through (folders, file types, modification times).
 
         ``rerank_facets`` re-orders the head of the ranking by facet set distance (``engine.facets.rerank``; None:
         its measured default).
@@ -167,11 +172,15 @@ class Searcher:
         if k < 1:
             raise QueryError("k must be at least 1")
         notes: list[str] = []
-        docs, query_vectors, stems, df = self._rank(query, mode, notes)
+        depth = FILTERED_CANDIDATES if within else CANDIDATES
+        docs, query_vectors, stems, df = self._rank(query, mode, notes, depth)
         for path in exclude:
             record = self.store.document(path)
             if record is not None:
                 docs.pop(record["id"], None)
+        if within:
+            allowed = matching_documents(self.store.db.conn, within)
+            docs = {doc_id: doc for doc_id, doc in docs.items() if doc_id in allowed}
         idf = self._idf(stems, df)
         scale = self._scale(query_vectors, idf)
         ranked = self._fuse(docs, mode, scale)
@@ -215,22 +224,23 @@ class Searcher:
             query=query, mode=mode, method=self.embedder.name if self.embedder else "", results=tuple(results),
             nothing_relevant=not strong, weak_hidden=0 if include_weak else len(picked) - strong,
             seconds=time.perf_counter() - started, notes=tuple(notes),
-            missing=missing, found=max(found, len(results)), found_at_least=self._cut(mode, df),
+            missing=missing, found=max(found, len(results)), found_at_least=self._cut(mode, df, depth),
             did_you_mean=spelling.did_you_mean(self.store, query, missing) if missing else None,
         )
 
-    def _cut(self, mode: Mode, df: dict[str, int] | None) -> bool:
-        """Whether a ranking that ``mode`` shows may have stopped at its depth (CANDIDATES) before every document
-        that qualifies: the graph holds more sentences than it returns, or the query's words are in more passages
-        than are scored (their document frequencies summed, an upper bound of the passages that hold any)."""
-        semantic = mode is not Mode.LEXICAL and self.vectors is not None and self.vectors.live_count > CANDIDATES
-        lexical = mode is not Mode.SEMANTIC and df is not None and sum(df.values()) > CANDIDATES
+    def _cut(self, mode: Mode, df: dict[str, int] | None, depth: int) -> bool:
+        """Whether a ranking that ``mode`` shows may have stopped at its ``depth`` before every document that
+        qualifies: the graph holds more sentences than it returns, or the query's words are in more passages than
+        are scored (their document frequencies summed, an upper bound of the passages that hold any)."""
+        semantic = mode is not Mode.LEXICAL and self.vectors is not None and self.vectors.live_count > depth
+        lexical = mode is not Mode.SEMANTIC and df is not None and sum(df.values()) > depth
         return semantic or lexical
 
     # -- rankings ---------------------------------------------------------------------------------------------
-    def _rank(self, query: str, mode: Mode, notes: list[str]
+    def _rank(self, query: str, mode: Mode, notes: list[str], depth: int = CANDIDATES
               ) -> tuple[dict[int, _Doc], np.ndarray | None, dict[str, T.Term], dict[str, int] | None]:
-        """Each document's semantic and lexical evidence, the query's vectors, terms and their document frequencies.
+        """Each document's semantic and lexical evidence, the query's vectors, terms and their document frequencies,
+        from the ``depth`` best sentences and passages of each side.
 
         Semantic mode ranks by meaning alone but ranks the words too: whether the collection answers the query at all
         is judged on all the evidence (docs/decisions/0002-score-fusion-and-relevance-gate.md). The words are ranked
@@ -238,21 +248,21 @@ class Searcher:
         in code that releases the GIL (hnswlib, numpy, SQLite), so a query takes about as long as the slower side.
         """
         docs: dict[int, _Doc] = {}
-        words = _word_ranker().submit(self._lexical, query) if mode is not Mode.LEXICAL else None
+        words = _word_ranker().submit(self._lexical, query, depth) if mode is not Mode.LEXICAL else None
         try:
-            query_vectors = self._semantic(query, docs, notes) if mode is not Mode.LEXICAL else None
+            query_vectors = self._semantic(query, docs, notes, depth) if mode is not Mode.LEXICAL else None
         except BaseException:
             # the word thread reads the same connection: it must be done before the caller may close it
             if words is not None:
                 wait([words])
             raise
-        stems, df, best = words.result() if words is not None else self._lexical(query)
+        stems, df, best = words.result() if words is not None else self._lexical(query, depth)
         for doc_id, passages in best.items():
             doc = _doc(docs, doc_id)
             (doc.lex_passage, doc.lex_score), doc.lex_more = passages[0], [p for p, _ in passages[1:]]
         return docs, query_vectors, stems, df
 
-    def _semantic(self, query: str, docs: dict[int, _Doc], notes: list[str]) -> np.ndarray | None:
+    def _semantic(self, query: str, docs: dict[int, _Doc], notes: list[str], depth: int) -> np.ndarray | None:
         if self.embedder is None or self.vectors is None or self.vectors.live_count == 0:
             notes.append("semantic search unavailable: the index has no vectors yet")
             return None
@@ -265,7 +275,7 @@ class Searcher:
             return None
         hits: dict[int, float] = {}
         for vector in vectors:
-            ids, sims = self.vectors.search(vector, CANDIDATES)
+            ids, sims = self.vectors.search(vector, depth)
             for sid, sim in zip(ids.tolist(), sims.tolist()):
                 # several query sentences: a sentence's score is the mean over them (missing = 0)
                 hits[sid] = hits.get(sid, 0.0) + sim / vectors.shape[0]
@@ -282,23 +292,24 @@ class Searcher:
                 doc.sem_score, doc.sem_cosine, doc.sem_sentence, doc.boilerplate = penalised, sim, sid, boilerplate
         return vectors  # the best sentences' rows are read for the documents weighed (:meth:`_candidates`)
 
-    def _lexical(self, query: str) -> tuple[dict[str, T.Term], dict[str, int], dict[int, list[tuple[int, float]]]]:
-        """The query's terms, their document frequencies, and each matching document's best passages by BM25
-        (passage id, score; the best and up to MORE_PASSAGES more, best first)."""
+    def _lexical(self, query: str, depth: int
+                 ) -> tuple[dict[str, T.Term], dict[str, int], dict[int, list[tuple[int, float]]]]:
+        """The query's terms, their document frequencies, and each matching document's best passages by BM25 among
+        the ``depth`` best (passage id, score; the best and up to MORE_PASSAGES more, best first)."""
         phrases, rest = T.split_phrases(query)
         words = T.query_terms(rest)
         stems = {t.stem: t for t in words}
         for phrase in phrases:
             stems.update({t.stem: t for t in T.query_terms(phrase)})
         best: dict[int, list[tuple[int, float]]] = {}
-        for passage_id, doc_id, score in sorted(self._bm25(phrases, words), key=lambda r: (-r[2], r[0])):
+        for passage_id, doc_id, score in sorted(self._bm25(phrases, words, depth), key=lambda r: (-r[2], r[0])):
             kept = best.setdefault(doc_id, [])
             if len(kept) <= MORE_PASSAGES:
                 kept.append((passage_id, score))
         return stems, self.store.term_document_frequencies(list(stems)), best
 
-    def _bm25(self, phrases: list[str], words: list[T.Term]) -> list[tuple[int, int, float]]:
-        """The CANDIDATES best passages by BM25 for the quoted ``phrases`` and other ``words`` of a query, OR-ed.
+    def _bm25(self, phrases: list[str], words: list[T.Term], depth: int) -> list[tuple[int, int, float]]:
+        """The ``depth`` best passages by BM25 for the quoted ``phrases`` and other ``words`` of a query, OR-ed.
 
         Words are scored from the word index (engine.store.bm25) by FTS5's formula, in every passage they are in;
         phrases, which need word positions, by FTS5, and added. An index whose word index is not built yet is searched
@@ -308,12 +319,12 @@ class Searcher:
             return []
         if not self.store.word_index_ready():
             match = T.fts_expression(phrases, words)
-            return self.store.bm25(match, CANDIDATES, parts=self._parts(phrases, words))
+            return self.store.bm25(match, depth, parts=self._parts(phrases, words))
         added = None
         if phrases:
             rows = self.store.bm25(T.fts_expression(phrases, []), None, parts=self._parts(phrases, []))
             added = (np.array([r[0] for r in rows], dtype=np.int64), np.array([r[2] for r in rows]))
-        return self.store.word_bm25([t.stem for t in words], CANDIDATES, added)
+        return self.store.word_bm25([t.stem for t in words], depth, added)
 
     def _parts(self, phrases: list[str], words: list[T.Term]) -> int:
         """How many parts an FTS5 scan of ``phrases`` and ``words`` is split into: it scores at most every passage

@@ -397,10 +397,11 @@ class VectorIndex:
                     break
                 except RuntimeError:
                     # hnswlib refuses when it reaches fewer than k live elements: the count of deleted ones can run
-                    # ahead of the graph after a crash, so ask for fewer rather than fail the query
+                    # ahead of the graph after a crash, and a small graph asked for all its elements may not reach
+                    # every one; so ask for a few fewer rather than fail the query (or lose half of them)
                     if wanted == 1:
                         return np.zeros(0, np.int64), np.zeros(0, np.float32)
-                    wanted //= 2
+                    wanted = wanted * 7 // 8
             if self._rows is None:
                 # hnswlib's "ip" distance is 1 - dot product
                 return labels[0].astype(np.int64), (1.0 - distances[0]).astype(np.float32)
