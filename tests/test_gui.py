@@ -910,3 +910,26 @@ def test_progress_reads_as_a_sentence():
     assert progress_text(Progress("scanning", 0, 0, 0)) == "looking for files · 0 sentences"
     assert progress_text(Progress("reading", 12, 40, 1234, eta_seconds=5)).startswith(
         "reading 12 / 40 files · 1,234 sentences · about 5")
+
+
+def test_the_filter_row_limits_results_to_a_folder_and_a_type(qtbot, window, corpus, tmp_path):
+    from conftest import write_corpus
+
+    other = write_corpus(tmp_path / "more", {"sea/porpoises.txt": "Harbour porpoises hunt fish with echolocation.\n"})
+    drop(window, [corpus, other])
+    wait_indexed(qtbot, window)
+    bar = window.filter_bar
+    qtbot.waitUntil(lambda: bar.folder.count() == 3)  # all, and the two folders
+    response = type_query(qtbot, window, "porpoises echolocation")
+    assert {Path(r.path).name for r in response.results} >= {"porpoise.md", "porpoises.txt"}
+    with qtbot.waitSignal(window.results_shown, timeout=10_000) as blocker:
+        bar.folder.setCurrentIndex(bar.folder.findData(str(other.resolve())))
+    assert [Path(r.path).name for r in blocker.args[0].results] == ["porpoises.txt"]
+    assert bar.clear_button.isEnabled()
+    with qtbot.waitSignal(window.results_shown, timeout=10_000) as blocker:
+        bar.kind.setCurrentIndex(bar.kind.findText("PDF"))
+    assert blocker.args[0].results == () and "with these filters" in window.empty.text()
+    with qtbot.waitSignal(window.results_shown, timeout=10_000) as blocker:
+        bar.clear_button.click()  # one search for the three drop-downs
+    assert {Path(r.path).name for r in blocker.args[0].results} >= {"porpoise.md", "porpoises.txt"}
+    assert not bar.clear_button.isEnabled() and not bar.filters()

@@ -29,6 +29,7 @@ from app.gui.workers import (
     SearchWorker,
     start_thread,
 )
+from engine.store.filters import Filters
 
 log = logging.getLogger(__name__)
 
@@ -137,32 +138,34 @@ class Controller(QObject):
         self.ready.emit(folder)
 
     # -- queries ----------------------------------------------------------------------------------------------
-    def search(self, text: str, mode: str | None = None, *, include_weak: bool = False, k: int | None = None) -> int:
+    def search(self, text: str, mode: str | None = None, *, include_weak: bool = False, k: int | None = None,
+               within: Filters = Filters()) -> int:
         """Submit a query (``mode``: an ``engine.Mode`` value; ``include_weak``: show matches below the relevance
-        threshold too, flagged; ``k``: documents wanted, None for a page of the preference); returns its generation
-        (older answers are dropped)."""
+        threshold too, flagged; ``k``: documents wanted, None for a page of the preference; ``within``: the filter
+        row's folder, types and ages); returns its generation (older answers are dropped)."""
         generation = self.generations.next()
         mode = mode or self.settings.get(S.SEARCH_MODE)
-        self._search.emit(QueryRequest(generation, text, mode, k or self.page_size, include_weak=include_weak))
+        self._search.emit(QueryRequest(generation, text, mode, k or self.page_size, include_weak=include_weak,
+                                       within=within))
         return generation
 
     def search_file(self, path: str, mode: str | None = None, *, include_weak: bool = False,
-                    k: int | None = None) -> int:
+                    k: int | None = None, within: Filters = Filters()) -> int:
         """"More like this" with a file: its sentences are the query (read on a worker); returns the generation."""
         generation = self.generations.next()
         mode = mode or self.settings.get(S.SEARCH_MODE)
         self._query_file.emit(FileQuery(generation, str(Path(path).resolve()), mode, k or self.page_size,
-                                        include_weak=include_weak))
+                                        include_weak=include_weak, within=within))
         return generation
 
     def search_like(self, path: str, ordinal: int, mode: str | None = None, *, include_weak: bool = False,
-                    k: int | None = None) -> int:
+                    k: int | None = None, within: Filters = Filters()) -> int:
         """"More like this" with a result's passage: documents like sentence ``ordinal`` of the indexed file
         ``path``, that file left out; returns the generation."""
         generation = self.generations.next()
         mode = mode or self.settings.get(S.SEARCH_MODE)
         self._search_like.emit(PassageQuery(generation, path, ordinal, mode, k or self.page_size,
-                                            include_weak=include_weak))
+                                            include_weak=include_weak, within=within))
         return generation
 
     @property

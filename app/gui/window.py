@@ -35,6 +35,7 @@ from app.gui import settings as S
 from app.gui.controller import Controller, IndexState
 from app.gui.delegate import ResultDelegate
 from app.gui.desktop import Desktop
+from app.gui.filter_bar import FilterBar
 from app.gui.folders import FileReport, FoldersPanel
 from app.gui.launch import OpenRequest
 from app.gui.message_bar import MessageBar
@@ -163,6 +164,9 @@ class MainWindow(QMainWindow):
         top.addWidget(self.mode_box)
         top.addWidget(add_button)
 
+        self.filter_bar = FilterBar()
+        self.filter_bar.changed.connect(self._search_again)
+
         self.banner = MessageBar()
         # "Did you mean …?" under the search field, for a query word none of the documents holds
         self.suggestion = QLabel()
@@ -235,6 +239,7 @@ class MainWindow(QMainWindow):
         central = QWidget()
         layout = QVBoxLayout(central)
         layout.addLayout(top)
+        layout.addWidget(self.filter_bar)
         layout.addWidget(self.banner)
         layout.addWidget(self.suggestion)
         layout.addWidget(self.splitter, 1)
@@ -345,11 +350,15 @@ class MainWindow(QMainWindow):
     def _request(self, page: Page) -> int:
         """Search for the query on screen (typed, or "more like this") as far as ``page``; returns the generation."""
         self._requested, mode, like = page, self.mode_box.currentData(), self._like
+        within = self.filter_bar.filters()
         if like is None:
-            return self.controller.search(self._last_query, mode, include_weak=page.include_weak, k=page.k)
+            return self.controller.search(self._last_query, mode, include_weak=page.include_weak, k=page.k,
+                                          within=within)
         if like.ordinal is None:
-            return self.controller.search_file(like.path, mode, include_weak=page.include_weak, k=page.k)
-        return self.controller.search_like(like.path, like.ordinal, mode, include_weak=page.include_weak, k=page.k)
+            return self.controller.search_file(like.path, mode, include_weak=page.include_weak, k=page.k,
+                                               within=within)
+        return self.controller.search_like(like.path, like.ordinal, mode, include_weak=page.include_weak, k=page.k,
+                                           within=within)
 
     def load_more(self) -> None:
         """The next page of the answer on screen (the list scrolled to its end, or Page Down on its last row): the
@@ -442,6 +451,7 @@ class MainWindow(QMainWindow):
             self._explain_timer.start()
         else:
             wanted = f"like {self._like.label}" if self._like else f"for “{response.query}”"
+            wanted += " with these filters" if self.filter_bar.filters() else ""
             said = f"\n{missing}." if missing else ""
             self._show_empty(f"Nothing relevant found {wanted}.{said}\nTry other words, or switch the search mode.",
                              weak_hidden=response.weak_hidden)
@@ -656,6 +666,8 @@ class MainWindow(QMainWindow):
         self._announced = problems if self._announced is None else self._announced & problems
         busy = "indexing…" if self.controller.state is IndexState.RUNNING else ""
         self.folders.show_status(status, self.settings.get(S.WATCHED), busy)
+        if status is not None:
+            self.filter_bar.set_folders(list(status.roots))
         self.summary.setText("" if status is None else
                              f"{status.indexed:,} documents · {status.sentences:,} sentences · {status.method} method")
 

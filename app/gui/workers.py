@@ -23,6 +23,7 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from app.gui.errors import describe
 from app.gui.index_process import ChildFailed, IndexProcess, IndexRequest, RemoveRequest
+from engine.store.filters import Filters
 
 if TYPE_CHECKING:
     from engine import Index, SearchResponse, SearchResult
@@ -48,6 +49,7 @@ class QueryRequest:
     k: int
     exclude: str | None = None
     include_weak: bool = False
+    within: Filters = Filters()
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,7 @@ class FileQuery:
     mode: str
     k: int
     include_weak: bool = False
+    within: Filters = Filters()
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,7 @@ class PassageQuery:
     mode: str
     k: int
     include_weak: bool = False
+    within: Filters = Filters()
 
 
 @dataclass(frozen=True)
@@ -131,7 +135,7 @@ class SearchWorker(_IndexReader):
         # (ExplainWorker) for the rows on screen once the list is up
         self._answer(request.generation, lambda index: index.search(
             request.text, k=request.k, mode=request.mode, include_weak=request.include_weak, explain=False,
-            exclude=(request.exclude,) if request.exclude else ()))
+            exclude=(request.exclude,) if request.exclude else (), within=request.within))
 
     @Slot(object)
     def search_like(self, request: PassageQuery) -> None:
@@ -140,7 +144,7 @@ class SearchWorker(_IndexReader):
 
         self._answer(request.generation, lambda index: index.search_like(
             LikeSource(request.path, sentence=request.ordinal), k=request.k, mode=request.mode,
-            include_weak=request.include_weak, explain=False))
+            include_weak=request.include_weak, explain=False, within=request.within))
 
     def _answer(self, generation: int, ask: Callable[[Index], SearchResponse]) -> None:
         """Emit what ``ask`` returns for the index, or a readable message; nothing when ``generation`` is stale."""
@@ -244,7 +248,7 @@ class FileReader(QObject):
             self.failed.emit(request.generation, describe(e))
         else:
             self.read.emit(QueryRequest(request.generation, text, request.mode, request.k, exclude=request.path,
-                                        include_weak=request.include_weak))
+                                        include_weak=request.include_weak, within=request.within))
 
 
 class IndexWorker(QObject):
