@@ -54,3 +54,17 @@ def test_sbert_method_through_quire_index_and_search(tiny_sbert, corpus, tmp_pat
     monkeypatch.setenv("QUIRE_DEVICE", "cpu")
     response = index_and_search("sbert", corpus, tmp_path / "index", "noodles al dente")
     assert response["results"][0]["path"].endswith("pasta.html")
+
+
+def test_loading_the_bundled_model_prints_nothing_on_stderr(tmp_path):
+    # transformers' load report ("BertModel LOAD REPORT ... UNEXPECTED") and weight-loading bar are noise to a user
+    import subprocess
+    import sys
+
+    texts = tmp_path / "texts.txt"
+    texts.write_text("a sentence\nanother one\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "app.cli", "embed", "--method", "sbert", "--input", str(texts),
+                           "--output", str(tmp_path / "v.npy")], cwd=Path(__file__).resolve().parent.parent,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [f"2 x 384 vectors written to {tmp_path / 'v.npy'}"]

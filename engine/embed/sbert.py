@@ -22,6 +22,7 @@ import torch
 from sentence_transformers import SentenceTransformer
 
 from engine.embed import device as devices
+from engine.embed.quiet import quiet_transformers
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +78,8 @@ class SbertEmbedder:
         path = Path(chosen).expanduser() if chosen else bundled_model_path()
         found = devices.detect(device)
         self.device = found
-        self.model = SentenceTransformer(str(path), device=found.kind, local_files_only=True)
+        with quiet_transformers():
+            self.model = SentenceTransformer(str(path), device=found.kind, local_files_only=True)
         if found.half:
             self.model.half()
         self.batch_size = batch_size
