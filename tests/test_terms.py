@@ -25,6 +25,11 @@ TEXT = (
 QUERY = "relation happiness naive uber finance olkrise e 3d snake_case strasse"
 
 
+# Japanese, Chinese, Korean, and CJK beside Latin letters, digits, marks and kana with a voicing mark
+CJK = ["このグループは東京にあります。", "我们在北京学习中文", "한국어 문장을 검색합니다", "Python入門 3D映画 日", "東",
+       "nai\u0308ve漢字", "ク\u3099ループ"]
+
+
 def reference(text: str, stems: set[str]) -> list[tuple[int, int, str]]:
     """Every word stemmed, no shortcut."""
     return [(a, b, stem(w)) for w, a, b in words(text) if stem(w) and stem(w) in stems]
@@ -132,10 +137,11 @@ def test_term_counts_are_the_terms_and_lengths_fts5_stores() -> None:
     """The word index counts every word of every passage in one numpy pass: each text's stems with their counts, and
     its length in words (BM25's document length), as FTS5 stores them. (Where PyStemmer's Porter and FTS5's differ,
     about 0.2% of words, e.g. "ecology" -> "ecologi" / "ecolog", or FTS5 splits a word at a mark it does not count as
-    a diacritic, the word index follows :func:`stem` and :func:`words`, as queries and highlighting do.)"""
+    a diacritic, the word index follows :func:`stem` and :func:`words`, as queries and highlighting do. CJK text is
+    cut into pairs of letters where FTS5 keeps whole runs: tested apart.)"""
     texts = [TEXT.replace("Straße", "Strasse"), "", "nai\u0308ve relation\x00relation", "The the THE tHe",
              TEXT.upper().replace("STRASSE", ""), "Ωmega relation—relations", "x", "\x00", "İstanbul ﬁnance 3D 3d x_y",
-             "日本語 テキスト", "a" * 300 + " " + "a" * 300]
+             "a" * 300 + " " + "a" * 300]
     db = sqlite3.connect(":memory:")
     db.execute(f"CREATE VIRTUAL TABLE f USING fts5(t, tokenize='{FTS_TOKENIZER}')")
     db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(f, 'instance')")
@@ -153,7 +159,7 @@ def test_term_counts_are_the_terms_and_lengths_fts5_stores() -> None:
 
 
 def test_term_counts_are_the_stems_of_the_words() -> None:
-    texts = [TEXT, "Ecology ecologies ecological", "d\u0361\u0292 wad\u02e0\u0259 µg", TEXT.upper()]
+    texts = [TEXT, "Ecology ecologies ecological", "d\u0361\u0292 wad\u02e0\u0259 µg", TEXT.upper(), *CJK]
     counted = term_counts(texts)
     for i, text in enumerate(texts):
         expected: dict[int, int] = {}
@@ -165,10 +171,28 @@ def test_term_counts_are_the_stems_of_the_words() -> None:
 
 
 def test_term_counts_of_a_batch_equal_those_of_each_text_alone() -> None:
-    texts = [TEXT, "Relational relation", TEXT.lower(), "happy Happiness"]
+    texts = [TEXT, "Relational relation", TEXT.lower(), "happy Happiness", *CJK]
     together = term_counts(texts)
     for i, text in enumerate(texts):
         alone = term_counts([text])
         rows = together.texts == i
         assert together.keys[rows].tolist() == alone.keys.tolist()
         assert together.counts[rows].tolist() == alone.counts.tolist()
+
+
+def test_cjk_letters_are_words_in_overlapping_pairs() -> None:
+    """A CJK run is a word apart from the letters around it, cut into pairs of letters, a lone letter one word; a
+    query's pairs are found in a text's, highlighted and counted the same way."""
+    assert [w for w, _, _ in words("このグループは")] == ["この", "のグ", "グル", "ルー", "ープ", "プは"]
+    assert [w for w, _, _ in words("Python入門 日 3D映画")] == ["Python", "入門", "日", "3D", "映画"]
+    assert [w for w, _, _ in words("한국어 문장")] == ["한국", "국어", "문장"]
+    stems = frozenset(stem(w) for w, _, _ in words("グループ 東京"))
+    text = CJK[0]
+    assert [text[a:b] for a, b, _ in matches(text, stems)] == ["グル", "ルー", "ープ", "東京"]
+    assert matches(text, stems) == reference(text, stems)
+    expected = [{} for _ in CJK]
+    for counts, t in zip(expected, CJK):
+        for _, _, found in matches(t, stems | {stem("python")}):
+            counts[found] = counts.get(found, 0) + 1
+    assert stem_counts(CJK, stems | {stem("python")}) == expected
+    assert stem_counts(["Python入門 python"], frozenset({stem("python")})) == [{stem("python"): 2}]

@@ -4,6 +4,7 @@ batches, merges, deletions and rewrites, survives a merge under a reader, and is
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -307,3 +308,28 @@ def test_indexing_builds_the_word_index_of_an_old_index_first(tmp_path) -> None:
         assert ("preparing", "passages", 1, 1) in phases and index.store.word_index_ready()
         assert index.search("otters", mode="lexical").results[0].path.endswith("a.txt")
         assert_word_index_matches_fts5(index.store, "otters weir herons")
+
+
+@pytest.mark.parametrize("cjk", [True, False])
+def test_schema_4_rebuilds_the_word_index_of_an_index_holding_cjk_text(tmp_path, cjk: bool) -> None:
+    """Schema 4 counted a CJK run as one word; opening such an index empties its word index and the next indexing
+    run builds it in pairs of letters, so a Japanese word is found inside a sentence. An index with no CJK text keeps
+    its word index."""
+    from engine import Mode
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ja.txt").write_text("このグループは東京にあります。\n" if cjk else "The group is in Tokyo.\n", encoding="utf-8")
+    (docs / "en.txt").write_text("Otters live by the river.\n", encoding="utf-8")
+    with Index(tmp_path / "idx", config=IndexConfig(workers=0)) as idx:
+        idx.add([docs])
+        with idx.store.db.atomic():
+            idx.store.set_meta("schema_version", 4)
+    with Index(tmp_path / "idx", config=IndexConfig(workers=0)) as idx:
+        assert idx.store.word_index_ready() is not cjk
+        assert idx.store.get_meta("schema_version") == schema.SCHEMA_VERSION
+        idx.add([docs])  # nothing changed on disk: the run only builds the word index
+        assert idx.store.word_index_ready()
+        word = "グループ" if cjk else "group"
+        assert [Path(r.path).name for r in idx.search(word, mode=Mode.LEXICAL).results] == ["ja.txt"]
+        assert idx.search("otters", mode=Mode.LEXICAL).results[0].path.endswith("en.txt")

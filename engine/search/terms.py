@@ -28,6 +28,16 @@ _MARK = re.compile(f"[{_MARKS}]")
 _WORD = re.compile(rf"(?:[^\W_]+|[{_MARKS}]+)+")
 _PLAIN_WORD = re.compile(r"[^\W_]+")
 _PHRASE = re.compile(r'"([^"]+)"')
+# Han, kana and Hangul. Chinese and Japanese put no spaces between words and Korean attaches particles to them, so
+# unicode61's words there are whole clauses; a run of these letters is cut into overlapping pairs of characters
+# instead (a lone one stays a word), as Lucene's CJK analyzer does, and a query's pairs find the text's.
+_CJK_RANGES = ((0x1100, 0x11FF), (0x2E80, 0x2FDF), (0x3040, 0x30FF), (0x3130, 0x318F), (0x31F0, 0x31FF),
+               (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xA960, 0xA97F), (0xAC00, 0xD7AF), (0xF900, 0xFAFF),
+               (0xFF66, 0xFF9F), (0x20000, 0x2FFFF))
+_CJK_POINT = np.zeros(0x110000, dtype=bool)
+for _low, _high in _CJK_RANGES:
+    _CJK_POINT[_low : _high + 1] = True
+_CJK_RUN = re.compile("[" + "".join(f"\\U{low:08x}-\\U{high:08x}" for low, high in _CJK_RANGES) + "]+")
 # PyStemmer's objects are not thread-safe (the app searches on worker threads while the indexer runs): one per thread.
 _STEMMERS = threading.local()
 # ASCII bytes that :data:`_WORD` matches.
@@ -49,8 +59,9 @@ _LOWERCASE = np.arange(0x80, dtype=np.uint8)
 _LOWERCASE[ord("A") : ord("Z") + 1] += ord("a") - ord("A")
 # Bytes of a word's start that :func:`_starting_with` packs into one integer.
 _KEY_BYTES = 8
-# Code points that are word characters where :data:`_WORD` splits (1), not (0), or not looked at yet (-1); filled in
-# as characters are met, like :data:`_FOLDED`.
+# Code points that are word characters where :data:`_WORD` splits (1, or _CJK_LETTER for a CJK letter), not (0), or
+# not looked at yet (-1); filled in as characters are met, like :data:`_FOLDED`.
+_CJK_LETTER = 2
 _WORD_POINT = np.full(0x110000, -1, dtype=np.int8)
 _WORD_POINT[:0x80] = _ASCII_WORD[:0x80]
 _WORD_POINT[_STAND_IN] = 0
@@ -136,9 +147,7 @@ def term_counts(texts: Sequence[str]) -> TermCounts:
     """
     joined = _joined(texts)
     points = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype="<u4")
-    word = np.concatenate(([False], _word_points(points), [False]))
-    edges = np.flatnonzero(word[1:] != word[:-1])
-    starts, ends = edges[0::2], edges[1::2]
+    starts, ends = _spans(points)
     owners = np.searchsorted(np.flatnonzero(points == _SEPARATOR), starts)
     lengths = np.bincount(owners, minlength=len(texts)).astype(np.int64)
     if not starts.size:
@@ -154,6 +163,27 @@ def term_counts(texts: Sequence[str]) -> TermCounts:
     stems, stem_of = np.unique(keys, return_inverse=True)
     pairs, counts = np.unique(owners * stems.size + stem_of[word_of], return_counts=True)
     return TermCounts(pairs // stems.size, stems[pairs % stems.size], counts.astype(np.int64), lengths)
+
+
+def _spans(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, ends) of the words of ``points`` as :func:`words` finds them: runs of word code points, where a run of
+    CJK letters is a word apart from its neighbours and is cut into overlapping pairs (a lone letter stays one)."""
+    kind = _point_kinds(points)
+    if kind.max(initial=0) < _CJK_LETTER:
+        word = np.concatenate(([False], kind.astype(bool), [False]))
+        edges = np.flatnonzero(word[1:] != word[:-1])
+        return edges[0::2], edges[1::2]
+    changes = np.flatnonzero(np.diff(np.concatenate(([0], kind, [0]))))  # where each run of one kind starts
+    starts, ends = changes[:-1], changes[1:]
+    kinds = kind[starts]
+    starts, ends, kinds = starts[kinds > 0], ends[kinds > 0], kinds[kinds > 0]
+    if not (kinds == 2).any():
+        return starts, ends
+    lengths = ends - starts
+    pieces = np.where(kinds == 2, np.maximum(lengths - 1, 1), 1)
+    offsets = np.arange(int(pieces.sum())) - np.repeat(np.cumsum(pieces) - pieces, pieces)
+    first = np.repeat(starts, pieces) + offsets
+    return first, first + np.repeat(np.where(kinds == 2, np.minimum(lengths, 2), lengths), pieces)
 
 
 def _distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -194,22 +224,49 @@ def _keys(hashes: np.ndarray, joined: str, starts: np.ndarray, ends: np.ndarray)
     return np.array(found, dtype=np.int64)
 
 
-def _word_points(points: np.ndarray) -> np.ndarray:
-    """Which code points are word characters for :data:`_WORD` (letters, digits, combining marks)."""
+def _point_kinds(points: np.ndarray) -> np.ndarray:
+    """What each code point is where :data:`_WORD` splits: 0 not a word character, 1 a word character (letter, digit,
+    combining mark), :data:`_CJK_LETTER` a CJK letter."""
     seen = _WORD_POINT[points]
     unknown = seen < 0
     if unknown.any():
         for point in np.unique(points[unknown]).tolist():
             char = chr(point)
-            _WORD_POINT[point] = char.isalnum() or _MARK.match(char) is not None
+            word = char.isalnum() or _MARK.match(char) is not None
+            _WORD_POINT[point] = _CJK_LETTER if word and _CJK_POINT[point] else int(word)
         seen = _WORD_POINT[points]
-    return seen.astype(bool)
+    return seen
 
 
 def words(text: str) -> list[tuple[str, int, int]]:
-    """(word, start, end) for every word of ``text``."""
-    pattern = _PLAIN_WORD if text.isascii() or not _MARK.search(text) else _WORD
-    return [(m.group(), m.start(), m.end()) for m in pattern.finditer(text)]
+    """(word, start, end) for every word of ``text``; CJK letters as overlapping pairs (:data:`_CJK_RUN`)."""
+    if text.isascii():
+        return [(m.group(), m.start(), m.end()) for m in _PLAIN_WORD.finditer(text)]
+    pattern = _PLAIN_WORD if not _MARK.search(text) else _WORD
+    out: list[tuple[str, int, int]] = []
+    for m in pattern.finditer(text):
+        out.extend(_cut(m.group(), m.start()))
+    return out
+
+
+def _cut(word: str, at: int) -> list[tuple[str, int, int]]:
+    """A word found at ``at`` as the words the index counts: itself, or, where it holds CJK letters, its other
+    letters and the overlapping pairs of its CJK runs (:func:`_spans` does the same with numpy)."""
+    if word.isascii() or not _CJK_RUN.search(word):
+        return [(word, at, at + len(word))]
+    out: list[tuple[str, int, int]] = []
+    last = 0
+    for run in _CJK_RUN.finditer(word):
+        if run.start() > last:
+            out.append((word[last : run.start()], at + last, at + run.start()))
+        begin, end = run.start(), run.end()
+        for i in range(begin, max(end - 1, begin + 1)):
+            j = min(i + 2, end)
+            out.append((word[i:j], at + i, at + j))
+        last = end
+    if last < len(word):
+        out.append((word[last:], at + last, at + len(word)))
+    return out
 
 
 def query_terms(text: str) -> list[Term]:
@@ -290,9 +347,10 @@ def matches(text: str, stems: set[str] | frozenset[str]) -> list[tuple[int, int,
         return []
     out = []
     for m in pattern.finditer(text.lower() if ascii_text else text):
-        found = stem(m.group())
-        if found and found in stems:
-            out.append((m.start(), m.end(), found))
+        for word, start, end in _cut(m.group(), m.start()):
+            found = stem(word)
+            if found and found in stems:
+                out.append((start, end, found))
     return out
 
 
@@ -408,6 +466,8 @@ def _fold_point(char: str) -> int:
     """The byte a non-ASCII character scans as (-1: dropped): its canonical decomposition without combining marks,
     as ``remove_diacritics 2`` folds it ("é" is "e"), else a stand-in for a letter or digit and a space for the rest.
     A decomposed text's combining marks are dropped the same way."""
+    if _CJK_POINT[ord(char)]:
+        return ord(" ")  # a word of its own in the index (:func:`_spans`): never part of an ASCII word
     kept = [c for c in unicodedata.normalize("NFD", char) if not unicodedata.combining(c)]
     if not kept:
         return -1

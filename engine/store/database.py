@@ -208,8 +208,7 @@ class Store:
             elif int(version) > schema.SCHEMA_VERSION:
                 raise QuireError(f"index at {folder} was made by a newer quire (schema {version}); upgrade quire")
             elif int(version) < schema.SCHEMA_VERSION:
-                schema.migrate(self.db, int(version))
-                if int(version) < 3:  # passages written before the word index: built by the next indexing run
+                if schema.migrate(self.db, int(version)):  # the word index is built by the next indexing run
                     self.set_meta(postings.BACKFILL_META, postings.plan_backfill(self.db.conn))
                 self.set_meta("schema_version", schema.SCHEMA_VERSION)
             if self.get_meta("index_id") is None:

@@ -80,6 +80,12 @@ def create(db: sqlite_utils.Database) -> None:
     db.execute("CREATE TABLE IF NOT EXISTS lexical_dead (passage_id INTEGER PRIMARY KEY)")
 
 
+def clear(db: sqlite_utils.Database) -> None:
+    """Empty the word index, for :func:`plan_backfill` to build it again (segment ids are still never reused)."""
+    for table in ("lexical_segments", "lexical_blocks", "lexical_dead"):
+        db.execute(f"DELETE FROM {table}")
+
+
 def plan_backfill(conn: sqlite3.Connection) -> dict | None:
     """The passages an index made before the word index needs indexed (None: none), for :data:`BACKFILL_META`."""
     first, last = conn.execute("SELECT min(id), max(id) FROM passages").fetchone()

@@ -7,7 +7,10 @@ import sqlite_utils
 from engine.store import postings
 
 # 2: facets table (issue 7). 3: the word index (engine.store.postings). 4: facets stored as word mixtures.
-SCHEMA_VERSION = 4
+# 5: CJK text counted as pairs of letters in the word index (engine.search.terms).
+SCHEMA_VERSION = 5
+# Sentences with Han, kana or Hangul letters: an index that holds any has its word index rebuilt on the way to 5.
+_CJK_GLOB = "*[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]*"
 
 # FTS5 over passages (runs of sentences), not single sentences: BM25 needs the term statistics of a
 # paragraph-sized unit, or a multi-word query whose words sit in neighbouring sentences never matches well.
@@ -98,16 +101,23 @@ def create_facets_table(db: sqlite_utils.Database) -> None:
     )
 
 
-def migrate(db: sqlite_utils.Database, version: int) -> None:
-    """Bring an index made with schema ``version`` up to :data:`SCHEMA_VERSION`.
+def migrate(db: sqlite_utils.Database, version: int) -> bool:
+    """Bring an index made with schema ``version`` up to :data:`SCHEMA_VERSION`; returns whether the word index has
+    to be built (again) for the passages already there.
 
     1 -> 2 adds the facets table; sentences indexed before have no facets until re-indexed, and searches compute
     those on the fly. 2 -> 3 adds the word index's tables; the store plans filling them for the passages already
     there (searches use FTS5 alone until that is done). 3 -> 4 replaces the facets table (int8 centres) with one of
     word mixtures; the facets stored before are dropped and, like those of 1, computed by searches when needed.
+    4 -> 5 empties the word index of an index that holds CJK text, which it counted as whole runs of letters.
     """
     if version < 4:
         db.execute("DROP TABLE IF EXISTS facets")
         create_facets_table(db)
     if version < 3:
         postings.create(db)
+        return True
+    if version < 5 and db.execute("SELECT 1 FROM sentences WHERE text GLOB ? LIMIT 1", [_CJK_GLOB]).fetchone():
+        postings.clear(db)
+        return True
+    return False
