@@ -7,6 +7,7 @@ PDFs are written by hand so that their layout (columns, hyphenation, paragraph g
 
 from __future__ import annotations
 
+import gzip
 import io
 import random
 import zipfile
@@ -362,6 +363,15 @@ def make_zip_bomb(folder: Path, name: str = "bomb.docx", megabytes: int = 50) ->
 
 
 # Every registered reader's name maps to a generator of a good sample of its format.
+def make_gz_html(folder: Path) -> Path:
+    """The HTML sample compressed whole with gzip, as a saved web page often is."""
+    page = make_html(folder)
+    path = folder / "inn.html.gz"
+    path.write_bytes(gzip.compress(page.read_bytes()))
+    page.unlink()
+    return path
+
+
 SAMPLES: dict[str, Callable[[Path], Path]] = {
     "text": make_txt,
     "markdown": make_md,
@@ -373,6 +383,7 @@ SAMPLES: dict[str, Callable[[Path], Path]] = {
     "odt": make_odt,
     "epub": make_epub,
     "rtf": make_rtf,
+    "compressed": make_gz_html,
 }
 # The distinctive sentence each sample must yield, and the title its reader should find.
 EXPECTED: dict[str, tuple[str, str]] = {
@@ -386,4 +397,5 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "odt": (ODT_SENTENCE, "Glacier Survey"),
     "epub": (EPUB_SENTENCE, EPUB_TITLE),
     "rtf": (RTF_SENTENCE, "Tonewood"),
+    "compressed": (HTML_SENTENCE, "The Old Inn"),
 }

@@ -400,3 +400,36 @@ def test_zip_bomb_by_size_is_skipped(tmp_path: Path) -> None:
     limits = Limits(max_unpacked_bytes=5_000_000, max_compression_ratio=float("inf"))
     error = read_error(docgen.make_zip_bomb(tmp_path, "big.epub", megabytes=6), limits)
     assert error.status == "skipped" and error.reason.startswith("zip bomb? EPUB expands to 6.3 MB")
+
+
+# --- Compressed files ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz"])
+def test_a_compressed_file_is_read_as_the_file_inside(tmp_path: Path, suffix: str) -> None:
+    import bz2
+    import gzip
+    import lzma
+
+    pack = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}[suffix]
+    inner = docgen.make_md(tmp_path)
+    packed = tmp_path / (inner.name + suffix)
+    packed.write_bytes(pack(inner.read_bytes()))
+    doc = readers.read(packed)
+    assert doc.title == docgen.EXPECTED["markdown"][1] and docgen.TEXT_SENTENCE in joined(doc)
+    man = tmp_path / ("ls.1" + suffix)  # a man page: an unknown inner extension, text content
+    man.write_bytes(pack(b"ls lists the files of a directory.\n"))
+    assert "ls lists the files" in joined(readers.read(man))
+
+
+def test_a_compressed_bomb_stops_at_the_archive_limits(tmp_path: Path) -> None:
+    import gzip
+
+    bomb = tmp_path / "bomb.txt.gz"
+    bomb.write_bytes(gzip.compress(b"all work and no play " * 2_000_000))  # 42 MB from about 100 kB
+    error = read_error(bomb)
+    assert error.status == "skipped" and error.reason.startswith("compressed file unpacks to more than")
+    assert not list(Path(os.environ.get("TMPDIR", "/tmp")).glob("quire-unpacked-*/bomb.txt"))  # nothing left behind
+    tar = tmp_path / "backup.tar.gz"
+    tar.write_bytes(gzip.compress(b"\0" * 4096))
+    assert (read_error(tar).status, read_error(tar).reason) == ("skipped", "binary file (.tar)")

@@ -15,7 +15,7 @@ import stat
 from pathlib import Path
 
 from engine.errors import ReadError
-from engine.ingest.readers import epub, html, office, pdf, rtf, text  # noqa: F401 - importing registers them
+from engine.ingest.readers import compressed, epub, html, office, pdf, rtf, text  # noqa: F401 - importing registers them
 from engine.ingest.readers.base import Block, Document, Limits, Reader, reader_for_extension, readers, register
 from engine.ingest.readers.clean import clean_document
 from engine.ingest.readers.guard import megabytes
@@ -46,7 +46,7 @@ BINARY_EXTENSIONS = frozenset(
         " .mp3 .wav .flac .ogg .oga .m4a .aac .wma .opus .aiff .mid .mp4 .m4v .mkv .avi .mov .wmv .webm .flv .mpg"
         " .mpeg .3gp"
         # archives and disk images
-        " .zip .gz .tgz .bz2 .xz .zst .7z .rar .tar .lz .lzma .cab .iso .dmg .img"
+        " .zip .tgz .zst .7z .rar .tar .lz .lzma .cab .iso .dmg .img"
         # executables, libraries, bytecode, packages
         " .exe .dll .so .dylib .bin .o .a .lib .class .jar .war .pyc .pyo .pyd .wasm .msi .deb .rpm .apk"
         # fonts

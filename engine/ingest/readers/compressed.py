@@ -1,0 +1,66 @@
+"""Files compressed whole with gzip, bzip2 or xz (``notes.txt.gz``, a man page's ``ls.1.gz``, ``report.pdf.xz``),
+read as the file inside, as Recoll reads them.
+
+The inner file is unpacked into a private temporary folder under its own name (the compressed name without the
+compression's extension), and read there by the reader for that name, or as text when its content is text. Unpacking
+stops at the archive limits the zip-based formats have (:class:`Limits`: bytes out, and bytes out per byte in), which
+are counted as they are written, never taken from a header. A ``.tar.gz`` holds a tar file, declined as binary.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import tempfile
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
+
+from engine.errors import ReadError
+from engine.ingest.readers.base import Document, Limits, register
+from engine.ingest.readers.guard import megabytes, short_cause
+
+_OPENERS: dict[str, Callable[[Path], BinaryIO]] = {
+    ".gz": lambda p: gzip.open(p, "rb"), ".bz2": lambda p: bz2.open(p, "rb"), ".xz": lambda p: lzma.open(p, "rb"),
+}
+_DAMAGE = (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError)
+_CHUNK = 1 << 20
+
+
+class CompressedReader:
+    name = "compressed"
+    extensions = tuple(_OPENERS)
+
+    def read(self, path: Path, limits: Limits) -> Document:
+        from engine.ingest.readers import read  # the package reads the inner file as it reads any other
+
+        packed = path.stat().st_size
+        allowed = min(limits.max_unpacked_bytes, int(limits.max_compression_ratio * max(packed, 1)))
+        with tempfile.TemporaryDirectory(prefix="quire-unpacked-") as folder:
+            inner = Path(folder) / (path.stem or "unpacked")
+            _unpack(path, inner, allowed)
+            document = read(inner, limits)
+        return Document(title=document.title, blocks=document.blocks, kind=self.name)
+
+
+def _unpack(path: Path, target: Path, allowed: int) -> None:
+    """Write the decompressed content of ``path`` to ``target``; stops with a ReadError past ``allowed`` bytes."""
+    kind = path.suffix.lower().lstrip(".")
+    written = 0
+    try:
+        with _OPENERS[path.suffix.lower()](path) as source, target.open("wb") as out:
+            while chunk := source.read(_CHUNK):
+                written += len(chunk)
+                if written > allowed:
+                    raise ReadError(f"compressed file unpacks to more than {megabytes(allowed)} MB "
+                                    "(a decompression bomb, or too large to index)", status="skipped")
+                out.write(chunk)
+    except _DAMAGE as e:
+        raise ReadError(f"corrupt {kind} data: {short_cause(e)}") from e
+    if written == 0:
+        raise ReadError("empty file", status="skipped")
+
+
+register(CompressedReader())
