@@ -93,3 +93,43 @@ def test_gui_constants_match_the_engine():
     assert set(MODE_LABELS) == {m.value for m in Mode}
     assert S.SEARCH_MODE.default in MODE_LABELS
     assert S.METHOD.default == DEFAULT_METHOD
+
+
+def test_screenshots_of_paging_the_breakdown_and_a_facet_tooltip_under_xvfb(corpus, tmp_path, xvfb_display):
+    """Issue 34: the pictures a new user sees past the first answer: "1–20 of 30" after paging, the breakdown's
+    sentence above its numbers, a chip's tooltip on screen (tests/screenshot_tour.py takes them)."""
+    import json
+
+    from PySide6.QtGui import QImage
+
+    river = corpus / "river"
+    river.mkdir()
+    for i in range(30):  # 30 files about the river, 12 of them with otters: more than a page of answers
+        otters = " Otters swim past the weir." if i % 3 == 0 or i % 10 == 0 else ""
+        (river / f"d{i:02d}.txt").write_text(f"The river flows past bridge number {i}.{otters}\n", encoding="utf-8")
+    shots = tmp_path / "shots"
+    shots.mkdir()
+    env = {**os.environ, "DISPLAY": xvfb_display, "QT_QPA_PLATFORM": "xcb"}
+    done = subprocess.run([sys.executable, str(ROOT / "tests" / "screenshot_tour.py"), str(corpus), str(shots)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    facts = json.loads(done.stdout.strip().splitlines()[-1])
+
+    assert facts["count_first"] == f"1–10 of {facts['found']}" and facts["found"] >= 30
+    assert facts["rows_paged"] == 20 and facts["count_paged"] == f"1–20 of {facts['found']}"
+    assert facts["top"].endswith("appointments.txt") and facts["chips"]
+    breakdown = facts["breakdown"]
+    assert breakdown.startswith("Found by") or "\nFound by" in breakdown
+    assert breakdown.index("Found by") < breakdown.index("Details") < breakdown.index("cosine")
+    assert facts["tooltip"] == facts["tooltip_expected"]
+    assert facts["tooltip"].startswith("This passage is about: ") and "doctor" in facts["tooltip"]
+
+    images = {name: QImage(str(shots / facts[name])) for name in ("paging", "breakdown_shot", "tooltip_shot")}
+    for image in images.values():
+        assert image.width() >= 1200 and image.height() >= 800
+        colours = {image.pixel(x, y) for x in range(0, 1200, 20) for y in range(0, 800, 20)}
+        assert len(colours) > 20  # a drawn window, not a blank frame
+    # the tooltip is a window of its own: the screen changed where it appeared, and only around it
+    before, after = images["breakdown_shot"], images["tooltip_shot"]
+    changed = [(x, y) for x in range(0, 1200, 4) for y in range(0, 800, 4) if before.pixel(x, y) != after.pixel(x, y)]
+    assert changed and len(changed) < 0.2 * (300 * 200)
