@@ -23,7 +23,7 @@ if [[ ! -x "$VENV/bin/python" ]]; then
     "$PYTHON" -m venv "$VENV"
 fi
 # Editable: the spec analyses this checkout itself (pathex), the install only brings the dependencies and metadata.
-"$VENV/bin/python" -m pip install --quiet --editable "$ROOT" "$PYINSTALLER"
+"$VENV/bin/python" -m pip install --quiet --editable "$ROOT[app]" "$PYINSTALLER"
 
 "$VENV/bin/python" -m PyInstaller --noconfirm --clean --log-level WARN \
     --distpath "$ROOT/dist" --workpath "$ROOT/build/pyinstaller" packaging/quire.spec

@@ -66,7 +66,7 @@ install_bundle() {
 case "${1:-}" in
     --uninstall) uninstall ;;
     --pip)
-        exec_path="$(command -v quire-app)" || fail "quire-app is not on PATH: pip install quire first"
+        exec_path="$(command -v quire-app)" || fail "quire-app is not on PATH: pip install 'quire[app]' first"
         install_entry "$exec_path" "$(cd "$HERE/.." && pwd)/resources"
         ;;
     -h | --help) sed -n '2,10s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" ;;

@@ -6,6 +6,7 @@ Nothing here imports torch: the static method is the default and GPU methods loa
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import logging
 import os
 import sys
@@ -27,6 +28,8 @@ SELFTEST_TIMEOUT_S = 600
 EXIT_UNEXPECTED = 70
 # Qt platforms that draw to no screen: nobody can see, let alone answer, a message box there.
 HEADLESS_PLATFORMS = frozenset({"offscreen", "minimal", "minimalegl"})
+# What ``pip install 'quire[app]'`` adds to the engine's dependencies (pyproject.toml).
+APP_PACKAGES = ("PySide6", "watchdog")
 
 log = logging.getLogger(__name__)
 
@@ -211,9 +214,20 @@ def open_window(args: argparse.Namespace, settings: Settings | None = None) -> M
     return window
 
 
+def missing_app_extra() -> list[str]:
+    """The desktop app's packages (the ``app`` extra) that are not installed; the CLI and the engine need none."""
+    return [name for name in APP_PACKAGES if importlib.util.find_spec(name) is None]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point of ``quire-app``."""
     args = _parser().parse_args(argv)
+    missing = missing_app_extra()
+    if missing:
+        print(f"quire-app needs {' and '.join(missing)}, which come with the app extra: pip install 'quire[app]'",
+              file=sys.stderr)
+        sys.exit(1) if argv is None else None
+        return 1
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     if args.selftest is not None:
