@@ -23,7 +23,7 @@ from engine.config import default_index_dir
 from engine.errors import QueryError
 from engine.ingest.readers.base import Limits
 from engine.search.like import LikeSource
-from engine.store.paths import readable
+from engine.text.paths import readable
 
 EPILOG_INDEX = "Example: quire index ~/Documents/papers --json"
 

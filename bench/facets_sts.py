@@ -29,8 +29,9 @@ from scipy.stats import pearsonr, spearmanr
 from engine import embed
 from engine.facets.extract import DEFAULT_K, packed_document_facets, stacked, text_facets
 from engine.facets.nnsc import set_distance
-from engine.facets.service import annotate, load_space
+from engine.facets.service import load_space
 from engine.index import Index
+from engine.search.annotate import annotate
 from engine.store.database import Store
 
 ROOT = Path(__file__).resolve().parent.parent

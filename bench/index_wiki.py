@@ -203,7 +203,7 @@ def recall_at_k(idx: Index, queries: list[str], k: int) -> tuple[float, float]:
 
 def lexical_agreement(idx: Index, queries: list[str], k: int) -> float:
     """Share of FTS5's BM25 top-k documents that lexical search (the word index) returns. The two differ only where
-    the word index's tokenizer (engine.search.terms) splits or stems a word otherwise than FTS5's."""
+    the word index's tokenizer (engine.text.terms) splits or stems a word otherwise than FTS5's."""
     def top(query: str) -> set[str]:
         return {r.path for r in idx.search(query, k=k, mode="lexical", explain=False).results}
 

@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from bench.index_wiki import _DOC, DEFAULT_CORPUS  # noqa: E402
-from engine.ingest.sentences import AVAILABLE, Splitter, split_sentences  # noqa: E402
+from engine.text.sentences import AVAILABLE, Splitter, split_sentences  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "sentence_splitters.json"
 

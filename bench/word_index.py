@@ -34,9 +34,9 @@ from index_wiki import QUERIES, sample_queries
 
 from engine import Index
 from engine.config import IndexConfig
-from engine.search import terms
 from engine.store import postings
 from engine.store.bm25 import WordIndex
+from engine.text import terms
 
 RESULTS = Path(__file__).resolve().parent / "results" / "word_index.json"
 CANDIDATES = 200

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-# Loaded on first use (PEP 562): a light module such as engine.store.paths, which the window imports before the
+# Loaded on first use (PEP 562): a light module such as engine.text.paths, which the window imports before the
 # engine has loaded on its worker thread, must not pull in the whole engine through this package.
 _HOMES = {
     "IndexConfig": "engine.config", "QuireError": "engine.errors", "Index": "engine.index",

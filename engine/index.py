@@ -31,8 +31,11 @@ from engine.errors import (
     MethodMismatchError,
     QueryError,
     QuireError,
+    ReadError,
 )
 from engine.facets.service import FacetWriter, load_space
+from engine.ingest.archive import is_archive, members
+from engine.ingest.documents import NewDocument, SentenceRecord
 from engine.ingest.extract import Extracted, sentence_hash
 from engine.ingest.pool import default_workers, extract_all
 from engine.ingest.prepare import StaticPreparer
@@ -41,11 +44,11 @@ from engine.search.calibration import Calibration, calibrate, prior
 from engine.search.like import LikeSource, like_query
 from engine.search.results import Mode, SearchResponse, SearchResult
 from engine.search.searcher import Searcher
-from engine.store.database import DB_NAME, NewDocument, SentenceRecord, Store, reporting_damage
+from engine.store.database import DB_NAME, Store, reporting_damage
 from engine.store.files import remove_leftovers
 from engine.store.filters import Filters
-from engine.store.paths import readable
 from engine.store.vectors import LEFTOVERS, VectorIndex
+from engine.text.paths import readable
 
 log = logging.getLogger(__name__)
 
@@ -602,27 +605,51 @@ class _Run:
             path = str(item.path)
             if item.problem == "not found":
                 continue
-            found.add(path)
-            record = known.get(path)
             if item.problem:
+                found.add(path)
                 self._unindexed(Extracted(path, 0, 0.0, "", status=item.status, reason=item.problem))
                 continue
             try:
                 st = item.path.stat()
             except OSError:
                 continue
-            if record and record["status"] != "failed" and record["size"] == st.st_size and record["mtime"] == st.st_mtime:
-                self.unchanged += 1
-                if record["status"] != "indexed":
-                    self.issues.append(FileIssue(path, record["status"], record["reason"] or ""))
+            files = self._archive_members(item.path, st, rules) if is_archive(item.path) else [(path, st.st_size, st.st_mtime)]
+            if files is None:  # an archive that cannot be listed: recorded with its reason, kept until it changes
+                found.add(path)
                 continue
-            # a failed file is read again even if its bytes are the same: the cause may have been passing
-            jobs.append((path, record["hash"] if record and record["status"] != "failed" else None))
+            for path, size, mtime in files:
+                found.add(path)
+                job = self._job(path, size, mtime, known.get(path))
+                if job is not None:
+                    jobs.append(job)
         vanished = [path for path in known if path not in found]
         if vanished:
             self._remove_vectors(self.store.delete_paths(vanished))
             self.removed += len(vanished)
         return jobs
+
+    def _job(self, path: str, size: int, mtime: float, record: dict | None) -> tuple[str, str | None] | None:
+        """(path, known hash) when the file must be read: new, changed in size or time, or failed last time."""
+        if record and record["status"] != "failed" and record["size"] == size and record["mtime"] == mtime:
+            self.unchanged += 1
+            if record["status"] != "indexed":
+                self.issues.append(FileIssue(path, record["status"], record["reason"] or ""))
+            return None
+        # a failed file is read again even if its bytes are the same: the cause may have been passing
+        return path, record["hash"] if record and record["status"] != "failed" else None
+
+    def _archive_members(self, archive: Path, st: os.stat_result,
+                         rules: IgnoreRules) -> list[tuple[str, int, float]] | None:
+        """(path, size, time) of a zip archive's members, each a document (``engine.ingest.archive``); None, with the
+        archive recorded and its reason, when it cannot be listed. Members left out are reported."""
+        try:
+            listed, note = members(archive, self.config.limits, rules)
+        except ReadError as e:
+            self._unindexed(Extracted(str(archive), st.st_size, st.st_mtime, "", status=e.status, reason=e.reason))
+            return None
+        if note:
+            self.issues.append(FileIssue(str(archive), "skipped", note))
+        return [(m.path, m.size, m.mtime) for m in listed]
 
     def _take(self, outcome: Extracted) -> None:
         if outcome.unchanged:

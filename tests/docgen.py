@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import io
 import random
+import tempfile
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -365,10 +366,10 @@ def make_zip_bomb(folder: Path, name: str = "bomb.docx", megabytes: int = 50) ->
 # Every registered reader's name maps to a generator of a good sample of its format.
 def make_gz_html(folder: Path) -> Path:
     """The HTML sample compressed whole with gzip, as a saved web page often is."""
-    page = make_html(folder)
-    path = folder / "inn.html.gz"
-    path.write_bytes(gzip.compress(page.read_bytes()))
-    page.unlink()
+    with tempfile.TemporaryDirectory() as scratch:  # beside the HTML sample, never in its place
+        page = make_html(Path(scratch))
+        path = folder / "inn.html.gz"
+        path.write_bytes(gzip.compress(page.read_bytes()))
     return path
 
 

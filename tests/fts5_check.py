@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.search import terms
 from engine.store.database import Store
+from engine.text import terms
 
 
 def assert_word_index_matches_fts5(store: Store, query: str, limit: int = 1000) -> list[tuple[int, int, float]]:

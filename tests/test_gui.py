@@ -439,7 +439,8 @@ def test_highlight_helper():
 
 
 def test_a_chip_shows_only_when_it_carries_the_match():
-    from engine.search.results import Explanation, Facet, FacetExplanation, SearchResult, WordCoverage
+    from engine.facets.results import Facet, FacetExplanation, WordCoverage
+    from engine.search.results import Explanation, SearchResult
 
     facets = (Facet("appointments", ("appointments",), 0.22), Facet("clinic", ("clinic", "hospital", "patients"), 0.2),
               Facet("sending", ("sending",), 0.19), Facet("zwingli", ("zwingli",), 0.35))

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import cli
-from engine.store.paths import from_column, readable, to_column
+from engine.text.paths import from_column, readable, to_column
 
 
 def run(*args: str) -> tuple[int, str]:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from engine.ingest.documents import NewDocument, SentenceRecord
 from engine.store import vectors
-from engine.store.database import NewDocument, SentenceRecord, Store
+from engine.store.database import Store
 from engine.store.fullrows import FullRows
 from engine.store.vectors import VectorIndex
 

@@ -12,10 +12,10 @@ from fts5_check import assert_word_index_matches_fts5
 
 from engine import Index, IndexConfig
 from engine.errors import QueryError
-from engine.search import terms as T
 from engine.search.searcher import MAX_QUERY_CHARS, Searcher
 from engine.store import postings
 from engine.store.vectors import VectorIndex
+from engine.text import terms as T
 
 RIGEL = "Rigel is a blue supergiant star in the constellation of Orion."
 

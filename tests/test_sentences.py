@@ -13,7 +13,7 @@ import pytest
 from conftest import run_probe
 
 from engine.errors import ConfigError
-from engine.ingest.sentences import AVAILABLE, MAX_SENTENCE_CHARS, Splitter, split_sentences, split_spans
+from engine.text.sentences import AVAILABLE, MAX_SENTENCE_CHARS, Splitter, split_sentences, split_spans
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -128,7 +128,7 @@ _PROBE = textwrap.dedent(
     folder, index_dir = sys.argv[1], sys.argv[2]
 
     from engine import Index, IndexConfig
-    from engine.ingest.sentences import AVAILABLE, SPLITTER, split_sentences
+    from engine.text.sentences import AVAILABLE, SPLITTER, split_sentences
 
     with Index(index_dir, config=IndexConfig(workers=0)) as idx:
         report = idx.add([folder])
@@ -160,7 +160,7 @@ def test_a_blingfire_without_the_private_symbol_falls_back_to_the_rules() -> Non
         """
         import ctypes, sys, types
         sys.modules["blingfire"] = types.SimpleNamespace(blingfire=ctypes.CDLL(None))
-        from engine.ingest.sentences import SPLITTER, split_sentences
+        from engine.text.sentences import SPLITTER, split_sentences
         print(SPLITTER.value, split_sentences("See e.g. Paris. It is 4.5 km away."))
         """
     )

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from engine import Index, IndexConfig
+from engine.ingest.documents import NewDocument, SentenceRecord
 from engine.store import space
-from engine.store.database import NewDocument, SentenceRecord, Store
+from engine.store.database import Store
 
 FILES = 40
 SENTENCES = 60

@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from engine.store.database import NewDocument, SentenceRecord, Store
+from engine.ingest.documents import NewDocument, SentenceRecord
+from engine.store.database import Store
 from engine.store.vectors import VectorIndex
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from engine.search.terms import (
+from engine.store.schema import FTS_TOKENIZER
+from engine.text.terms import (
     fold,
     fts_query,
     matches,
@@ -16,7 +17,6 @@ from engine.search.terms import (
     term_key,
     words,
 )
-from engine.store.schema import FTS_TOKENIZER
 
 TEXT = (
     "Relational databases relate RELATIONS; the happy Happiness of naïve NAÏVE users. Über über-fast ﬁnance "

@@ -13,9 +13,10 @@ from fts5_check import assert_word_index_matches_fts5
 from engine import Index
 from engine.config import IndexConfig
 from engine.errors import Cancelled
-from engine.search import terms
+from engine.ingest.documents import NewDocument, SentenceRecord
 from engine.store import postings, schema
-from engine.store.database import NewDocument, SentenceRecord, Store
+from engine.store.database import Store
+from engine.text import terms
 
 WORDS = ["river", "rivers", "mill", "otter", "Otters", "heron", "bridge", "weir", "wheel", "bank", "reed", "pike",
          "eel", "swan", "naïve", "Über", "Strasse", "the", "of", "flows"]

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 def query_words(query: str) -> tuple[str, ...]:
     """The query's content words as the ranking counts them (stop words left out unless there are no others)."""
-    from engine.search.terms import query_terms  # loaded by now: a query was answered
+    from engine.text.terms import query_terms  # loaded by now: a query was answered
 
     return tuple(t.word for t in query_terms(query))
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from app.gui.launch import Launch, OpenRequest, launch_for
+from app.gui.launch import Launch, OpenRequest, launch_for, local_request
 from app.gui.workers import start_thread
 
 log = logging.getLogger(__name__)
@@ -49,10 +49,19 @@ class Opener(QObject):
         super().__init__()
         self._running: list[_Running] = []
         self._timer: QTimer | None = None  # made on the opener's thread, where it must tick
+        # archive members are opened from copies here, removed when the app closes
+        self._copies = tempfile.TemporaryDirectory(prefix="quire-opened-")
 
     @Slot(object)
     def open(self, request: OpenRequest) -> None:
         """Start what opens ``request``; a failure arrives through ``failed``."""
+        from engine.errors import ReadError  # the engine is loaded by the time results show
+
+        try:
+            request = local_request(request, Path(self._copies.name))
+        except ReadError as e:
+            self.failed.emit(f"Could not {request.action}: {e.reason}", request.path)
+            return
         path = Path(request.path)
         if not path.exists():
             self.failed.emit(f"{path} is no longer there; it will leave the index at the next refresh", "")

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from engine.store.filters import Filters
-from engine.store.paths import readable
+from engine.text.paths import readable
 
 # What a person calls a type of file, and the file name extensions of each (the readers' formats, grouped).
 TYPES: dict[str, tuple[str, ...]] = {

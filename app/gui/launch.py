@@ -6,8 +6,10 @@ without launching anything; :mod:`app.gui.desktop` runs the commands and watches
 
 from __future__ import annotations
 
+import shutil
 import sys
-from dataclasses import dataclass
+import tempfile
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from app.gui.open_at_line import MAX_SCAN_BYTES, line_command, line_of
@@ -58,6 +60,26 @@ def reveal_launch(path: str, platform: str = sys.platform) -> Launch:
     if platform == "win32":
         return Launch(("explorer", f"/select,{Path(path)}"), checked=False)
     return Launch(("xdg-open", str(Path(path).parent)))
+
+
+def local_request(request: OpenRequest, copies: Path) -> OpenRequest:
+    """``request`` for a file the platform can open: a zip archive's member (``engine.ingest.archive``) is unpacked
+    into ``copies`` under its own name and opened there (revealing shows the archive); other paths are unchanged.
+    Raises engine.errors.ReadError when the member can no longer be unpacked."""
+    from engine.ingest.archive import member_of, unpacked  # on the opening thread, as in _line
+    from engine.ingest.readers.base import Limits
+
+    inside = member_of(Path(request.path))
+    if inside is None:
+        return request
+    archive, name = inside
+    if request.reveal:
+        return replace(request, path=str(archive))
+    folder = Path(tempfile.mkdtemp(prefix="member-", dir=copies))
+    with unpacked(archive, name, Limits()) as member:
+        copy = Path(shutil.copy2(member, folder / member.name))
+    copy.chmod(0o444)  # a copy: edits to it would not reach the archive
+    return replace(request, path=str(copy))
 
 
 def launch_for(request: OpenRequest, platform: str = sys.platform) -> Launch:

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QTextBrowser, QToolButton, QVBoxLayout, QWidget
 from app.gui.breakdown import breakdown_html, query_words
 from app.gui.delegate import mark_css
 from app.gui.results_model import chips, highlight_html
-from engine.store.paths import readable
+from engine.text.paths import readable
 
 if TYPE_CHECKING:
     from engine import Mode, SearchResult

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
 
-from engine.store.paths import readable
+from engine.text.paths import readable
 
 if TYPE_CHECKING:
     from engine import SearchResponse, SearchResult

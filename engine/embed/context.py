@@ -46,7 +46,7 @@ POOL_WORDS = 12
 MAX_SPAN = 3
 
 # Words of a text for the methods that get texts, not word ids: runs of letters and digits, as
-# engine.search.terms (FTS5's unicode61) splits them; the static path counts the word ids it pools.
+# engine.text.terms (FTS5's unicode61) splits them; the static path counts the word ids it pools.
 _WORD = re.compile(r"[^\W_]+")
 
 

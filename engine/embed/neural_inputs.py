@@ -12,7 +12,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from engine.ingest.sentences import split_sentences
+from engine.text.sentences import split_sentences
 
 # Sec. 2: "a mix of the simplest masking blueprints [(2, 1), (1, 1), (1, 2), (1, 3)]"; (k, m) keeps k tokens, then
 # masks m, periodically.

@@ -21,7 +21,7 @@ from pathlib import Path
 from engine.errors import BenchmarkError
 from engine.eval.datasets import RETRIEVAL_COLLECTIONS, Collection, StsPairs
 from engine.eval.product import Built, Files, run_cli
-from engine.search.terms import STOPWORDS, fold, query_terms
+from engine.text.terms import STOPWORDS, fold, query_terms
 
 log = logging.getLogger(__name__)
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.facets.extract import DEFAULT_K, FacetSet, query_facets, set_distances
+from engine.facets.results import Bridge, Facet, FacetExplanation, FacetMatch, WordCoverage, WordImportance
 from engine.facets.space import FacetSpace, Token
-from engine.search.results import Bridge, Facet, FacetExplanation, FacetMatch, WordCoverage, WordImportance
-from engine.search.terms import stem
+from engine.text.terms import stem
 
 log = logging.getLogger(__name__)
 

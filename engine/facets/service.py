@@ -1,23 +1,14 @@
-"""Where facets meet an index: the shared word space, writing facets while indexing, reading them for results."""
+"""Where facets meet an index: the shared word space, writing facets while indexing, reading them for sentences."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import replace
 
-from engine import embed
+from engine.embed import load
 from engine.errors import MethodUnavailableError
-from engine.facets.explain import Explainer
-from engine.facets.extract import (
-    BORROW_RESULTS,
-    FacetSet,
-    document_facets,
-    empty,
-    unpack,
-)
+from engine.facets.extract import FacetSet, document_facets, empty, unpack
 from engine.facets.space import FacetSpace
-from engine.search.results import SearchResult
 from engine.store.database import Store
 
 log = logging.getLogger(__name__)
@@ -30,7 +21,7 @@ FACETS_MODEL_KEY = "facets_model"
 def load_space() -> FacetSpace | None:
     """The bundled static model's facet space, built once per process; None (logged) when the model is missing."""
     try:
-        embedder = embed.load("static")
+        embedder = load("static")
     except MethodUnavailableError as e:
         log.warning("facets are off: %s", e)
         return None
@@ -81,18 +72,3 @@ def facets_of_sentences(store: Store, space: FacetSpace, rows: Sequence[dict]) -
             continue
         out.append(document_facets(space, [n["text"] for n in around], [0] * len(around))[position])
     return out
-
-
-def annotate(store: Store, space: FacetSpace, query: str, results: Sequence[SearchResult],
-             rows: Sequence[dict]) -> list[SearchResult]:
-    """``results`` with their facet chips and facet explanation filled in (one label search for all of them).
-
-    ``rows`` are the results' sentence rows (id, doc_id, ordinal, text), which the searcher already holds.
-    """
-    if not results:
-        return list(results)
-    texts = [row["text"] for row in rows]
-    explainer = Explainer(space, query, borrowed=texts[:BORROW_RESULTS])
-    explained = explainer.explain(texts, facets_of_sentences(store, space, rows))
-    return [replace(r, facets=chips, explanation=replace(r.explanation, facets=evidence))
-            for r, (chips, evidence) in zip(results, explained)]

@@ -16,7 +16,7 @@ import numpy as np
 
 from engine.embed.static import StaticEmbedder
 from engine.embed.wordtok import FIRST_WORD_ID
-from engine.search.terms import STOPWORDS, fold, words
+from engine.text.terms import STOPWORDS, fold, words
 
 log = logging.getLogger(__name__)
 

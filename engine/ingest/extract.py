@@ -7,19 +7,19 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from engine.errors import ReadError
 from engine.ingest import readers
+from engine.ingest.archive import describe, member_of, unpacked
+from engine.ingest.documents import NewDocument, SentenceRecord
 from engine.ingest.readers.base import Document, Limits
-from engine.ingest.sentences import split_spans
-from engine.store.database import NewDocument, SentenceRecord
-from engine.store.paths import readable
+from engine.text.paths import readable
+from engine.text.sentences import split_spans
 
 # Passages are what BM25 scores: long enough to hold a query's words when they are spread over neighbouring
 # sentences, short enough that the best passage of a long document is still a readable snippet. 250 words keep
@@ -116,6 +116,9 @@ def passages_of(sentences: tuple[SentenceRecord, ...]) -> tuple[tuple[int, int],
 def extract(path_str: str, limits: Limits, known_hash: str | None = None) -> Extracted:
     """Read and split one file. Never raises for a bad file: the outcome carries the reason instead."""
     path = Path(path_str)
+    inside = member_of(path)
+    if inside is not None:
+        return _extract_member(path_str, *inside, limits, known_hash)
     try:
         st = path.stat()
         digest = content_hash(path) if st.st_size else ""
@@ -138,7 +141,17 @@ def extract(path_str: str, limits: Limits, known_hash: str | None = None) -> Ext
     return Extracted(path_str, st.st_size, st.st_mtime, digest, document=document)
 
 
-def file_stat(path: Path) -> tuple[int, float]:
-    """(size, mtime) used to decide whether a file needs reading at all."""
-    st = os.stat(path)
-    return st.st_size, st.st_mtime
+def _extract_member(path_str: str, archive: Path, name: str, limits: Limits, known_hash: str | None) -> Extracted:
+    """A zip archive's member (``engine.ingest.archive``), unpacked and read as a file, recorded under its own path
+    with the size and time stamp the archive lists, which the next run compares."""
+    try:
+        member = describe(archive, name)
+    except ReadError as e:
+        return Extracted(path_str, 0, 0.0, "", status=e.status, reason=e.reason)
+    try:
+        with unpacked(archive, name, limits) as local:
+            outcome = extract(str(local), limits, known_hash)
+    except ReadError as e:
+        return Extracted(path_str, member.size, member.mtime, "", status=e.status, reason=e.reason)
+    document = outcome.document and replace(outcome.document, path=path_str, size=member.size, mtime=member.mtime)
+    return replace(outcome, path=path_str, size=member.size, mtime=member.mtime, document=document)

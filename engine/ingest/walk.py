@@ -15,7 +15,7 @@ log = logging.getLogger(__name__)
 # Never worth indexing: version-control internals, dependency trees, caches and build output of common tools.
 DEFAULT_IGNORE = (
     ".git/", ".hg/", ".svn/", "node_modules/", "__pycache__/", ".venv/", "venv/", ".tox/", ".mypy_cache/",
-    ".pytest_cache/", ".cache/", "*.pyc", "*.tmp", "~$*", ".DS_Store", "Thumbs.db",
+    ".pytest_cache/", ".cache/", "*.pyc", "*.tmp", "~$*", ".DS_Store", "Thumbs.db", "__MACOSX/",
 )
 
 

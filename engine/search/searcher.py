@@ -21,18 +21,18 @@ from engine.embed import context
 from engine.embed.base import Embedder
 from engine.errors import QueryError
 from engine.facets import rerank as facet_rerank
-from engine.facets.service import annotate
 from engine.facets.space import FacetSpace
-from engine.ingest.sentences import split_sentences
 from engine.search import relevance as rel
 from engine.search import spelling
-from engine.search import terms as T
+from engine.search.annotate import annotate
 from engine.search.calibration import MIN_SENTENCES, Calibration
 from engine.search.results import Explanation, Highlight, MatchedTerm, Mode, SearchResponse, SearchResult
 from engine.store.bm25 import idf as bm25_idf
 from engine.store.database import SCAN_PARTS, Store
 from engine.store.filters import Filters, matching_documents
 from engine.store.vectors import VectorIndex
+from engine.text import terms as T
+from engine.text.sentences import split_sentences
 
 log = logging.getLogger(__name__)
 

@@ -12,9 +12,9 @@ import re
 
 import numpy as np
 
-from engine.search import terms as T
 from engine.store import vocabulary
 from engine.store.database import Store
+from engine.text import terms as T
 
 # A suggestion shares the misspelt word's first three letters: typos there are rare, and the vocabulary's stems that
 # share them are one short range of the term index (896 stems from "ste", 2 ms on the 3.09M-sentence corpus, where

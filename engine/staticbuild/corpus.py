@@ -8,7 +8,7 @@ import random
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from engine.ingest.sentences import split_sentences
+from engine.text.sentences import split_sentences
 
 # The paper extracts and distils on short sentences: long ones widen the gap between what the teacher (word order,
 # context) and the student (a bag of words) can see (Sec. 4.1, footnote 6).

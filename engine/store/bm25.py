@@ -7,7 +7,7 @@ FTS5's bm25() (fts5_aux.c) is, for a passage of D words in a table of N passages
 
 with f the word's count in the passage, n the passages holding it, k1 = 1.2 and b = 0.75. :meth:`WordIndex.scores`
 evaluates it in that order of operations and adds the words in the query's order, so scores equal bm25()'s wherever
-the two tokenizers agree. The word index splits and stems text as :mod:`engine.search.terms` does (as queries and
+the two tokenizers agree. The word index splits and stems text as :mod:`engine.text.terms` does (as queries and
 highlighting do); FTS5's Porter stemmer differs from PyStemmer's on about 0.2% of words ("ecology": "ecolog" there,
 "ecologi" here) and FTS5 splits a few words at marks it does not count as diacritics.
 """
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.search.terms import term_key
 from engine.store.chunks import in_chunks
+from engine.text.terms import term_key
 
 BM25_K1 = 1.2
 BM25_B = 0.75

@@ -24,10 +24,11 @@ import sqlite_utils
 from filelock import FileLock
 
 from engine.errors import Cancelled, ConfigError, IndexDamagedError, IndexReadOnlyError, QuireError
+from engine.ingest.documents import NewDocument
 from engine.store import postings, schema, space
 from engine.store.bm25 import WordIndex
 from engine.store.chunks import in_chunks
-from engine.store.paths import from_column, to_column
+from engine.text.paths import from_column, to_column
 
 log = logging.getLogger(__name__)
 
@@ -38,31 +39,6 @@ VECTOR_DTYPE = np.float16
 # Page cache per connection (SQLite's negative cache_size is in KiB) and memory-mapped read window.
 SQLITE_CACHE_KB = 64 * 1024
 SQLITE_MMAP_BYTES = 256 * 1024 * 1024
-
-
-@dataclass(frozen=True)
-class SentenceRecord:
-    """A sentence as the ingest step produced it; offsets are into the document's extracted text."""
-
-    text: str
-    start: int
-    end: int
-    page: int | None
-    hash: int
-
-
-@dataclass(frozen=True)
-class NewDocument:
-    """Everything needed to (re)write one indexed document; ``passages`` are (first, last) sentence ordinals."""
-
-    path: str
-    size: int
-    mtime: float
-    hash: str
-    title: str
-    kind: str
-    sentences: tuple[SentenceRecord, ...]
-    passages: tuple[tuple[int, int], ...]
 
 
 @dataclass(frozen=True)
@@ -879,7 +855,7 @@ def _why_unwritable(folder: Path, error: OSError) -> str:
 
 
 def _document_row(row: dict) -> dict:
-    """A documents row with its path as the file system knows it (engine.store.paths)."""
+    """A documents row with its path as the file system knows it (engine.text.paths)."""
     row["path"] = from_column(row["path"])
     return row
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-from engine.store.paths import to_column
+from engine.text.paths import to_column
 
 
 @dataclass(frozen=True)

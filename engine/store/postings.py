@@ -23,7 +23,7 @@ crash leaves both or neither, and readers see it under the same WAL snapshots as
 An indexing run that wrote much ends by merging all segments into one (:func:`compact`); merges read their segments a
 few blocks at a time, so even that one holds little in memory.
 
-Term keys are :func:`engine.search.terms.term_key` hashes of stems, so no vocabulary table is needed.
+Term keys are :func:`engine.text.terms.term_key` hashes of stems, so no vocabulary table is needed.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 import sqlite_utils
 
-from engine.search.terms import term_counts
+from engine.text.terms import term_counts
 
 log = logging.getLogger(__name__)
 

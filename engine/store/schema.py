@@ -7,7 +7,7 @@ import sqlite_utils
 from engine.store import postings
 
 # 2: facets table (issue 7). 3: the word index (engine.store.postings). 4: facets stored as word mixtures.
-# 5: CJK text counted as pairs of letters in the word index (engine.search.terms).
+# 5: CJK text counted as pairs of letters in the word index (engine.text.terms).
 SCHEMA_VERSION = 5
 # Sentences with Han, kana or Hangul letters: an index that holds any has its word index rebuilt on the way to 5.
 _CJK_GLOB = "*[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]*"

@@ -20,13 +20,13 @@ from typing import BinaryIO
 
 from engine.errors import ReadError
 from engine.ingest.readers.base import Document, Limits, register
-from engine.ingest.readers.guard import megabytes, short_cause
+from engine.ingest.readers.guard import short_cause
+from engine.ingest.readers.unpack import copy_within
 
 _OPENERS: dict[str, Callable[[Path], BinaryIO]] = {
     ".gz": lambda p: gzip.open(p, "rb"), ".bz2": lambda p: bz2.open(p, "rb"), ".xz": lambda p: lzma.open(p, "rb"),
 }
 _DAMAGE = (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError)
-_CHUNK = 1 << 20
 
 
 class CompressedReader:
@@ -47,20 +47,11 @@ class CompressedReader:
 
 def _unpack(path: Path, target: Path, allowed: int) -> None:
     """Write the decompressed content of ``path`` to ``target``; stops with a ReadError past ``allowed`` bytes."""
-    kind = path.suffix.lower().lstrip(".")
-    written = 0
     try:
-        with _OPENERS[path.suffix.lower()](path) as source, target.open("wb") as out:
-            while chunk := source.read(_CHUNK):
-                written += len(chunk)
-                if written > allowed:
-                    raise ReadError(f"compressed file unpacks to more than {megabytes(allowed)} MB "
-                                    "(a decompression bomb, or too large to index)", status="skipped")
-                out.write(chunk)
+        with _OPENERS[path.suffix.lower()](path) as source:
+            copy_within(source, target, allowed, "compressed file")
     except _DAMAGE as e:
-        raise ReadError(f"corrupt {kind} data: {short_cause(e)}") from e
-    if written == 0:
-        raise ReadError("empty file", status="skipped")
+        raise ReadError(f"corrupt {path.suffix.lower().lstrip('.')} data: {short_cause(e)}") from e
 
 
 register(CompressedReader())

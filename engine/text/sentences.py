@@ -8,7 +8,7 @@ what it does after a quoted question ('"Really?" she asked.').
 
 blingfire's wheel holds x86-64 binaries only, and its sentence breaker is reached through a private symbol of its C
 library, so the splitter is chosen at import: blingfire where its library loads and has the symbol, otherwise the
-pure-Python rules of :mod:`engine.ingest.sentence_rules` (Apple Silicon, Linux ARM; docs/decisions/0009). Both feed
+pure-Python rules of :mod:`engine.text.sentence_rules` (Apple Silicon, Linux ARM; docs/decisions/0009). Both feed
 the same repair.
 """
 
@@ -23,7 +23,7 @@ from enum import Enum
 import numpy as np
 
 from engine.errors import ConfigError
-from engine.ingest import sentence_rules
+from engine.text import sentence_rules
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ class Splitter(str, Enum):
     """What finds the sentence ends inside a paragraph, before the shared repair."""
 
     BLINGFIRE = "blingfire"  # the default wherever its library loads: the repair below was written against it
-    # Pure Python (engine.ingest.sentence_rules), wherever blingfire cannot run. No slower through split_spans: on a
+    # Pure Python (engine.text.sentence_rules), wherever blingfire cannot run. No slower through split_spans: on a
     # loaded machine 1.3 MB/s on prose for both, 4.1 against 1.9 MB/s on Vim's manuals.
     RULES = "rules"
 

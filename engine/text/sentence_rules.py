@@ -1,6 +1,6 @@
 """A pure-Python finder of sentence ends, for machines blingfire's compiled library does not run on.
 
-blingfire's wheel carries x86-64 binaries only, so on Apple Silicon or Linux ARM :mod:`engine.ingest.sentences` uses
+blingfire's wheel carries x86-64 binaries only, so on Apple Silicon or Linux ARM :mod:`engine.text.sentences` uses
 this instead. It gives what blingfire's ``TextToSentencesWithOffsets`` gives (trimmed (start, end) character offsets
 of the sentences of one paragraph) and leaves the same things to the repair both share: a split after a title
 ("Dr."), an initial ("J.") or "No." before a number, and one before a lowercase word, are undone there.

@@ -1,0 +1,30 @@
+"""What the ingest step hands the store for one file: its sentences with offsets, and the document that holds them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SentenceRecord:
+    """A sentence as the ingest step produced it; offsets are into the document's extracted text."""
+
+    text: str
+    start: int
+    end: int
+    page: int | None
+    hash: int
+
+
+@dataclass(frozen=True)
+class NewDocument:
+    """Everything needed to (re)write one indexed document; ``passages`` are (first, last) sentence ordinals."""
+
+    path: str
+    size: int
+    mtime: float
+    hash: str
+    title: str
+    kind: str
+    sentences: tuple[SentenceRecord, ...]
+    passages: tuple[tuple[int, int], ...]
