@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -423,13 +424,36 @@ def test_settings_declared_types_and_dialog(qtbot, settings, tmp_path):
     assert reread.get(S.SEARCH_MODE) == "lexical"
     assert reread.get(S.IGNORE) == ["*.tmp", "build/"]
     assert reread.ignore_patterns() == ("*.tmp", "build/")
-    # GPU methods are enabled only when the probe finds an accelerator
-    qtbot.waitUntil(lambda: dialog.device.text().startswith("Device:"), timeout=60_000)
-    sbert = dialog.method.findData("sbert")
-    if sbert >= 0:
-        from engine.embed.device import detect
 
-        assert dialog.method.model().item(sbert).isEnabled() == detect().accelerated
+
+def test_settings_describe_each_method_and_estimate_a_slow_one_here(qtbot, settings):
+    """Issue 34: "static / neural / sbert" with no description, and sbert disabled on a CPU where it runs (slowly)."""
+    import importlib.util
+
+    from app.gui.settings_dialog import GPU_EXTRA, METHOD_NOTES, SettingsDialog
+
+    dialog = SettingsDialog(settings, sentences=55_000)
+    qtbot.addWidget(dialog)
+    assert dialog.method_note.text().startswith(METHOD_NOTES["static"])
+    qtbot.waitUntil(lambda: dialog.device.text().startswith("Device:"), timeout=60_000)
+    qtbot.waitUntil(lambda: "sentences a second" in dialog.method_note.text(), timeout=60_000)
+    assert "so the 55,000 sentences indexed now would take about" in dialog.method_note.text()
+    static_rate = rate_in(dialog.method_note.text())
+    sbert = dialog.method.findData("sbert")
+    torch = importlib.util.find_spec("torch") is not None
+    assert dialog.method.model().item(sbert).isEnabled() == torch  # on a CPU as well: slow, not impossible
+    dialog.method.setCurrentIndex(sbert)
+    assert dialog.method_note.text().startswith(METHOD_NOTES["sbert"])
+    if not torch:
+        assert GPU_EXTRA in dialog.method_note.text()
+        return
+    qtbot.waitUntil(lambda: "would take about" in dialog.method_note.text(), timeout=120_000)
+    assert 0 < rate_in(dialog.method_note.text()) < static_rate  # measured, and the order every benchmark shows
+
+
+def rate_in(note: str) -> float:
+    """The sentences a second a settings note states."""
+    return float(re.search(r"about ([\d,]+) sentences a second", note).group(1).replace(",", ""))
 
 
 def test_highlight_helper():

@@ -1,14 +1,16 @@
 """The settings dialog: search mode, embedding method, ignore patterns, watched folders.
 
-GPU methods are offered only when an accelerator is found. Detecting one may import torch (seconds), so it runs on
-the thread pool after the dialog is shown, and the method list is enabled when the answer arrives.
+Each method is described, and offered wherever it can run: the GPU methods run on a CPU too, only slowly, so
+picking one measures its speed here (``engine.embed.speed``, on the thread pool) and says how long the index's
+sentences would take. Detecting the device may import torch (seconds), so it also runs on the thread pool after
+the dialog is shown, and the method list is enabled when the answer arrives.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QThreadPool, Signal
+from PySide6.QtCore import QObject, Qt, QThreadPool, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -27,40 +29,74 @@ from PySide6.QtWidgets import (
 
 from app.gui import settings as S
 from app.gui.settings import Settings
+from app.gui.wording import duration_text
 
 # engine.Mode values; the engine is not imported at start-up (a test keeps these in step with Mode)
 MODE_LABELS = {"hybrid": "Hybrid (meaning + words)", "semantic": "Semantic (meaning)", "lexical": "Lexical (words)"}
+METHOD_NOTES = {
+    "static": "Word vectors distilled from a sentence model: fast on any computer, no GPU needed. The default.",
+    "sbert": "all-MiniLM-L6-v2, a sentence transformer: better at word order and paraphrase; slow without a GPU.",
+    "neural": "Word embeddings micro-tuned on your own documents with a masked language model; slow without a GPU.",
+}
+GPU_EXTRA = "Needs the GPU extra: pip install 'quire[gpu]'."
 
 
 class _DeviceProbe(QObject):
-    found = Signal(object)  # engine.embed.device.Device
+    found = Signal(object, bool)  # engine.embed.device.Device; whether torch is installed
 
     def run(self) -> None:
+        import importlib.util
+
         from engine.embed.device import detect
 
-        self.found.emit(detect())
+        self.found.emit(detect(), importlib.util.find_spec("torch") is not None)
+
+
+class _SpeedProbe(QObject):
+    measured = Signal(str, float)  # method, sentences a second (0: it could not load)
+
+    def __init__(self, method: str) -> None:
+        super().__init__()
+        self.method = method
+
+    def run(self) -> None:
+        from engine.embed.speed import sentences_per_second
+        from engine.errors import QuireError
+
+        try:
+            rate = sentences_per_second(self.method)
+        except QuireError:
+            rate = 0.0
+        self.measured.emit(self.method, rate)
 
 
 class SettingsDialog(QDialog):
     """Edits the preferences in :mod:`app.gui.settings`; ``accept`` writes them."""
 
-    def __init__(self, settings: Settings, parent: QWidget | None = None) -> None:
+    def __init__(self, settings: Settings, parent: QWidget | None = None, *, sentences: int = 0) -> None:
         from engine import embed
 
         super().__init__(parent)
         self.setWindowTitle("quire settings")
         self.settings = settings
+        self.sentences = sentences  # what the index holds: the estimate says how long re-embedding them takes
+        self._rates: dict[str, float] = {}
+        self._probes: dict[str, _SpeedProbe] = {}
+        self._device = None
         self.mode = QComboBox()
         for mode, label in MODE_LABELS.items():
             self.mode.addItem(label, mode)
         self.mode.setCurrentIndex(max(0, self.mode.findData(settings.get(S.SEARCH_MODE))))
         self.method = QComboBox()
+        self._default_method = embed.DEFAULT_METHOD
         for name in embed.names():
             self.method.addItem(name, name)
-            self._default_method = embed.DEFAULT_METHOD
-            if name != embed.DEFAULT_METHOD:
+            self.method.setItemData(self.method.count() - 1, METHOD_NOTES.get(name, ""), Qt.ItemDataRole.ToolTipRole)
+            if name != embed.DEFAULT_METHOD:  # until the probe says whether torch is there
                 self.method.model().item(self.method.count() - 1).setEnabled(False)
         self.method.setCurrentIndex(max(0, self.method.findData(settings.get(S.METHOD))))
+        self.method_note = QLabel(wordWrap=True)
+        self.method.currentIndexChanged.connect(self._on_method)
         self.device = QLabel("Looking for a GPU…")
         self.ignore = QPlainTextEdit("\n".join(settings.get(S.IGNORE)))
         self.ignore.setPlaceholderText("One gitignore-style pattern per line, e.g.\n*.log\nnode_modules/")
@@ -78,6 +114,7 @@ class SettingsDialog(QDialog):
         form = QFormLayout()
         form.addRow("Search mode", self.mode)
         form.addRow("Embedding method", self.method)
+        form.addRow("", self.method_note)
         form.addRow("", self.device)
         form.addRow("Ignore patterns", self.ignore)
         form.addRow("Watched folders", self.watched)
@@ -92,13 +129,48 @@ class SettingsDialog(QDialog):
         self._probe = _DeviceProbe()
         self._probe.found.connect(self._on_device)
         QThreadPool.globalInstance().start(self._probe.run)
+        self._on_method()
 
-    def _on_device(self, device) -> None:
+    def _on_device(self, device, torch_installed: bool) -> None:
+        self._device = device
         for row in range(self.method.count()):
             if self.method.itemData(row) != self._default_method:
-                self.method.model().item(row).setEnabled(device.accelerated)
-        hint = "" if device.accelerated else " · GPU methods need a GPU"
-        self.device.setText(f"Device: {device.description}{hint}")
+                self.method.model().item(row).setEnabled(torch_installed)
+        hint = "" if device.accelerated else " · sbert and neural run here too, slowly"
+        self.device.setText(f"Device: {device.description}{hint if torch_installed else ''}")
+        self._on_method()
+
+    def _on_method(self) -> None:
+        """Describe the chosen method; once the device is known, measure its speed here (once) for the estimate."""
+        method = self.method.currentData()
+        lines = [METHOD_NOTES.get(method, "")]
+        enabled = self.method.model().item(self.method.currentIndex()).isEnabled()
+        if self._device is not None and not enabled:
+            lines.append(GPU_EXTRA)
+        elif method in self._rates:
+            lines.append(self._estimate(self._rates[method]))
+        elif self._device is not None:
+            lines.append("Measuring its speed on this computer…")
+            if method not in self._probes:
+                probe = self._probes[method] = _SpeedProbe(method)
+                probe.measured.connect(self._on_measured)
+                QThreadPool.globalInstance().start(probe.run)
+        self.method_note.setText("\n".join(line for line in lines if line))
+
+    def _on_measured(self, method: str, rate: float) -> None:
+        self._rates[method] = rate
+        if method == self.method.currentData():
+            self._on_method()
+
+    def _estimate(self, rate: float) -> str:
+        """"Here (CPU): about 310 sentences a second, so the 55,000 sentences indexed now would take about 3 min."""
+        if rate <= 0:
+            return "It could not be loaded here; the log says why."
+        here = f"Here ({self._device.description}): about {rate:,.0f} sentences a second"
+        if not self.sentences:
+            return here + "."
+        return (f"{here}, so the {self.sentences:,} sentences indexed now would take about "
+                f"{duration_text(self.sentences / rate)} to embed.")
 
     def _add_watched(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Watch folder", str(Path.home()))

@@ -47,6 +47,7 @@ from app.gui.search_box import SearchBox, has_local_paths
 from app.gui.settings import Settings
 from app.gui.settings_dialog import MODE_LABELS, SettingsDialog
 from app.gui.watcher import FolderWatcher
+from app.gui.wording import duration_text
 
 if TYPE_CHECKING:  # the engine loads on the worker threads, after the window is up
     from engine import Progress, SearchResponse, SearchResult
@@ -59,11 +60,6 @@ DEBOUNCE_MS = 40
 # Facet chips and context are asked for once an answer has stood this long: a pause in typing, so that explaining
 # an answer the next keystroke replaces does not take CPU from that keystroke's search.
 EXPLAIN_DELAY_MS = 150
-
-
-def _duration(seconds: float) -> str:
-    seconds = int(seconds)
-    return f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s"
 
 
 def _missing_text(words: tuple[str, ...], shown: int = 5) -> str:
@@ -96,7 +92,7 @@ class LikeTarget:
 def progress_text(p: Progress) -> str:
     """"reading 12 / 40 files · 1,234 sentences · about 5 s left"."""
     doing = f"{p.phase} {p.files_done:,} / {p.files_total:,} {p.unit}" if p.files_total else "looking for files"
-    eta = f" · about {_duration(p.eta_seconds)} left" if p.eta_seconds else ""
+    eta = f" · about {duration_text(p.eta_seconds)} left" if p.eta_seconds else ""
     return f"{doing} · {p.sentences:,} sentences{eta}"
 
 
@@ -691,7 +687,7 @@ class MainWindow(QMainWindow):
     # -- settings and errors ----------------------------------------------------------------------------------
     def open_settings(self) -> None:
         """Ctrl+,."""
-        dialog = SettingsDialog(self.settings, self)
+        dialog = SettingsDialog(self.settings, self, sentences=self._status.sentences if self._status else 0)
         if dialog.exec():
             self.mode_box.setCurrentIndex(max(0, self.mode_box.findData(self.settings.get(S.SEARCH_MODE))))
             self.watcher.watch(self.settings.get(S.WATCHED))
