@@ -97,7 +97,7 @@ class StageClock:
     rows are parts of the row above). The graph inserts run on hnswlib's native threads, which no thread clock sees:
     they are what is left of the process's CPU time once the indexer's thread is taken out (with the reader pool's
     two I/O threads, a small part). Reading, splitting, tokenising and the facets run in the reader processes
-    (engine.ingest.prepare), which the caller counts as child CPU time; ``--no-facets`` tells the facets' part.
+    (engine.indexing.prepare), which the caller counts as child CPU time; ``--no-facets`` tells the facets' part.
     """
 
     INDEXER = "indexer thread"

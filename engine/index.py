@@ -34,11 +34,11 @@ from engine.errors import (
     ReadError,
 )
 from engine.facets.service import FacetWriter, load_space
+from engine.indexing.prepare import StaticPreparer
 from engine.ingest.archive import is_archive, members
 from engine.ingest.documents import NewDocument, SentenceRecord
 from engine.ingest.extract import Extracted, sentence_hash
 from engine.ingest.pool import default_workers, extract_all
-from engine.ingest.prepare import StaticPreparer
 from engine.ingest.walk import IgnoreRules, walk
 from engine.search.calibration import Calibration, calibrate, prior
 from engine.search.like import LikeSource, like_query
@@ -587,7 +587,7 @@ class _Run:
         self._finish()
 
     def _static_preparer(self) -> StaticPreparer | None:
-        """What the readers do for the static model beside parsing (``engine.ingest.prepare``): the word ids when it
+        """What the readers do for the static model beside parsing (``engine.indexing.prepare``): the word ids when it
         embeds, the facets when they are on (in its word space whatever the index's method)."""
         static = self.embedder if isinstance(self.embedder, StaticEmbedder) and self.embedder.path else None
         space = self.facets.space if self.facets is not None else None

@@ -12,8 +12,8 @@ from engine.config import IndexConfig
 from engine.facets.extract import packed_document_facets
 from engine.facets.service import FacetWriter, load_space
 from engine.index import Index
+from engine.indexing.prepare import StaticPreparer
 from engine.ingest.extract import extract
-from engine.ingest.prepare import StaticPreparer
 from engine.ingest.readers.base import Limits
 from engine.store.database import VECTOR_DTYPE, Store
 

@@ -118,7 +118,7 @@ def _padded(n: int, target: np.ndarray, word: np.ndarray, weight: np.ndarray, vo
 
     Always max_words wide, however many words the texts have: the solver's sums then run over the same padded length
     for a text whatever batch it is in, so its facets are the same to the bit. Indexing clusters the documents each
-    reader task happens to hold (``engine.ingest.prepare``); with the batch's own width, a sentence's stored facets
+    reader task happens to hold (``engine.indexing.prepare``); with the batch's own width, a sentence's stored facets
     differed in their last bits between a run in one process and one with a reader pool. One entry per (text, word)
     at its largest weight. Callers list a word's copies heaviest first: a copy weighs
     the word's SIF weight times 1 (the text's own words) or NEIGHBOUR_WEIGHT (borrowed ones), and own words come

@@ -32,7 +32,7 @@ def load_space() -> FacetSpace | None:
 
 
 class FacetWriter:
-    """The word space an indexing run's facets are computed in by the reader processes (``engine.ingest.prepare``);
+    """The word space an indexing run's facets are computed in by the reader processes (``engine.indexing.prepare``);
     they are stored with their documents (``Store.write_documents``). Facets stored in another static model's word
     space are forgotten first.
 

@@ -55,7 +55,7 @@ class Extracted:
     status: str = "indexed"
     reason: str | None = None
     unchanged: bool = False
-    # what the static model makes of the document, when the readers prepared it (``engine.ingest.prepare``): its
+    # what the static model makes of the document, when the readers prepared it (``engine.indexing.prepare``): its
     # sentences' word ids (flat, CSR offsets) and facets (``FacetBatch.packed`` rows, one per sentence)
     words: tuple[np.ndarray, np.ndarray] | None = None
     facets: list[tuple[int, bytes, bytes, bytes]] | None = None

@@ -49,7 +49,7 @@ def default_workers() -> int:
 
 Job = tuple[str, str | None]  # (path, hash recorded for it, if any)
 Reader = Callable[[str, Limits, str | None], Extracted]
-# Work on a task's outcomes as a whole, in the reader process (``engine.ingest.prepare``).
+# Work on a task's outcomes as a whole, in the reader process (``engine.indexing.prepare``).
 Prepare = Callable[[list[Extracted]], list[Extracted]]
 
 
