@@ -7,6 +7,8 @@ import pytest
 from engine.embed.device import DEVICE_ENV, attention_kernels, detect
 from engine.errors import ConfigError
 
+pytestmark = pytest.mark.torch
+
 torch = pytest.importorskip("torch")
 no_gpu = pytest.mark.skipif(torch.cuda.is_available() or torch.backends.mps.is_available(), reason="a GPU is present")
 

@@ -21,7 +21,8 @@ from engine.search.results import Highlight
 
 INDEX_TIMEOUT_MS = 60_000
 # Qt 6 has only the QPoint constructor of QDragEnterEvent, which PySide flags as deprecated.
-pytestmark = pytest.mark.filterwarnings("ignore:Function.*QDragEnterEvent:DeprecationWarning")
+pytestmark = [pytest.mark.gui,
+              pytest.mark.filterwarnings("ignore:Function.*QDragEnterEvent:DeprecationWarning")]
 
 
 @pytest.fixture

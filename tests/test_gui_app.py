@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.gui
+
 ROOT = Path(__file__).resolve().parent.parent
 SELFTEST = (
     "import sys\n"

@@ -7,6 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.torch
+
 pytest.importorskip("torch")
 st = pytest.importorskip("sentence_transformers")
 
