@@ -8,8 +8,7 @@ and continues Eq. 2's distillation from the model's vectors with the paper's set
 work folder, and a refined model there is reused when the base model, sample and distillation settings all match.
 
 The shipped model was built from every corpus file, so only ``--reuse-build-files`` samples for it (uniformly over
-the corpus, where the build distilled on the 30% of sentences it chose for rare words). This refined the model
-shipped until 2026-11-24 (``git show 55ec013:resources/static/PROVENANCE.json``)::
+the corpus, where the build distilled on the 30% of sentences it chose for rare words)::
 
     python -m engine.staticbuild.refine --model resources/static/model.npz \
         --corpus ../shared/data/corpora/enwiki --work build/static-refine --out resources/static/model.npz

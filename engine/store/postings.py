@@ -1,11 +1,11 @@
 """The word index: for each word, the passages it is in and how often, written beside FTS5 and read by
 :mod:`engine.store.bm25`.
 
-Why it exists: FTS5's bm25() costs ~2.5 us for every passage that holds a query word, and on the 3.09M-sentence
-corpus a query's words are in 51k passages (median; both measured at commit d19a57d by a script since removed,
-`git show d19a57d:bench/lexical_candidates.py`), so an exact ranking took 100-600 ms. With each word's postings as
-arrays the same BM25 arithmetic is a few numpy operations. FTS5 stays for what this does not keep (word positions: quoted phrases) and for indexes made before
-this existed, until their word index is built (:func:`plan_backfill`).
+Why it exists: FTS5's bm25() costs microseconds for every passage that holds a query word, and on a whole-corpus
+index a query's words are in tens of thousands of passages, so an exact ranking took hundreds of milliseconds
+(docs/benchmarks.md, "the word index"). With each word's postings as arrays the same BM25 arithmetic is a few numpy
+operations. FTS5 stays for what this does not keep (word positions: quoted phrases) and for indexes made before this
+existed, until their word index is built (:func:`plan_backfill`).
 
 It lives in the index's SQLite database, written in the transactions that write the passages it describes, so a
 crash leaves both or neither, and readers see it under the same WAL snapshots as everything else:
