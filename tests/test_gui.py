@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QMimeData, QObject, QPointF, QSettings, Qt, QThread, QUrl
+from PySide6.QtCore import QMimeData, QObject, QPointF, QSettings, Qt, QThread, QTimer, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication
 from PySide6.QtWidgets import QApplication
 
@@ -298,7 +298,14 @@ def test_stale_answers_are_dropped(qtbot, window, corpus):
     window.controller.search("porpoise")
     window.controller.search("spaghetti")
     qtbot.waitUntil(lambda: bool(shown), timeout=10_000)
-    qtbot.wait(300)  # time for a stale answer to arrive, were it not dropped
+    # the search thread takes requests in order: once it has run a call queued behind both queries, whatever it
+    # sent for them is in the GUI thread's queue, and processing that queue delivers a stale answer, were it sent
+    drained = []
+    QTimer.singleShot(0, window.controller._searcher, lambda: drained.append(QThread.currentThread().objectName()))
+    qtbot.waitUntil(lambda: bool(drained), timeout=10_000)
+    assert drained == ["quire-search"]
+    QApplication.processEvents()
+    QApplication.processEvents()
     assert [r.query for r in shown] == ["spaghetti"]
 
 

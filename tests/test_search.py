@@ -39,7 +39,10 @@ def test_k_must_be_positive(idx: Index) -> None:
 
 
 def test_query_at_the_limit_is_accepted(idx: Index) -> None:
-    idx.search(("porpoises hunt fish. " * MAX_QUERY_CHARS)[:MAX_QUERY_CHARS])
+    # a pasted page of MAX_QUERY_CHARS characters is searched, not refused, and still finds what it is about
+    response = idx.search(("porpoises hunt fish. " * MAX_QUERY_CHARS)[:MAX_QUERY_CHARS])
+    assert not response.nothing_relevant
+    assert Path(response.results[0].path).name == "porpoise.md"
 
 
 def test_pasted_passage_is_searched_sentence_by_sentence(idx: Index) -> None:
