@@ -1,0 +1,132 @@
+"""A sharded collection opened for reading: the facade the CLI uses where a folder holds a manifest.
+
+Each query asks every shard for its statistics of the query's words, then every shard for its ranking under the
+collection's statistics, merges (:mod:`engine.cluster.search`), and has the shards that hold the shown documents
+explain them. The shards are reached through :class:`Shards`: threads over :class:`engine.Index` objects in this
+process, or Ray actors that keep a shard open on a cluster (:mod:`engine.cluster.remote`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Protocol
+
+from engine.cluster import calibration
+from engine.cluster import manifest as manifests
+from engine.cluster.search import merge, shard_depth
+from engine.errors import MethodMismatchError, QueryError
+from engine.index import Index, IndexStatus
+from engine.search.results import Mode, SearchResponse
+from engine.search.searcher import CollectionStatistics
+from engine.store.filters import Filters
+
+log = logging.getLogger(__name__)
+
+Calls = Mapping[int, tuple[tuple, dict]]  # shard -> (args, keyword args) of one method call
+
+
+class Shards(Protocol):
+    """Calls one :class:`engine.Index` method on some shards at once; the results by shard."""
+
+    def call(self, method: str, calls: Calls) -> dict[int, Any]: ...
+
+    def close(self) -> None: ...
+
+
+class LocalShards:
+    """The shards opened in this process, called on one thread each (their searches release the GIL in hnswlib,
+    numpy and SQLite)."""
+
+    def __init__(self, folders: Sequence[Path]) -> None:
+        self._indexes = [Index(folder, create=False) for folder in folders]
+        self._pool = ThreadPoolExecutor(len(folders), thread_name_prefix="quire-shard")
+
+    def call(self, method: str, calls: Calls) -> dict[int, Any]:
+        futures = {shard: self._pool.submit(getattr(self._indexes[shard], method), *args, **kwargs)
+                   for shard, (args, kwargs) in calls.items()}
+        return {shard: future.result() for shard, future in futures.items()}
+
+    def close(self) -> None:
+        self._pool.shutdown()
+        for index in self._indexes:
+            index.close()
+
+
+class Collection:
+    """A folder holding a manifest and its shards, searched as one index (read-only: ``engine.cluster.indexing``
+    writes it)."""
+
+    def __init__(self, folder: Path, *, cluster: str | None = None) -> None:
+        self.folder = folder
+        self.manifest = manifests.read(folder)
+        self.calibration = calibration.load(folder)
+        folders = self.manifest.shard_folders(folder)
+        if cluster is None:
+            self.shards: Shards = LocalShards(folders)
+        else:
+            from engine.cluster.remote import RayShards  # ray is imported only when a cluster is asked for
+
+            self.shards = RayShards(folders, cluster)
+
+    def __enter__(self) -> Collection:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.shards.close()
+
+    def _each(self, method: str, *args: Any, **kwargs: Any) -> list[Any]:
+        found = self.shards.call(method, {i: (args, kwargs) for i in range(self.manifest.shards)})
+        return [found[i] for i in range(self.manifest.shards)]
+
+    def search(self, query: str, *, k: int = 10, mode: Mode | str = Mode.HYBRID, method: str | None = None,
+               include_weak: bool = False, explain: bool = True, rerank_facets: bool | None = None,
+               within: Filters = Filters()) -> SearchResponse:
+        """The collection's ``k`` best documents for ``query``, as :meth:`engine.Index.search` ranks one index's
+        (re-ranking by facets excepted: it reads candidates of every shard after the merge)."""
+        started = time.perf_counter()
+        mode = Mode(mode)
+        if k < 1:
+            raise QueryError("k must be at least 1")
+        if method and method != self.manifest.method:
+            raise MethodMismatchError(f"this collection was built with the {self.manifest.method} method, not "
+                                      f"{method}; search without --method")
+        if rerank_facets:
+            raise QueryError("re-ranking by facets is not available on a sharded collection; search without it")
+        collection = replace(CollectionStatistics.merged(self._each("statistics", query)),
+                             calibration=self.calibration)
+        responses = self._each("search", query, k=shard_depth(k), mode=mode, include_weak=True, explain=False,
+                               rerank_facets=False, within=within, collection=collection)
+        merged = merge(query, mode, k, include_weak, responses, collection.sentences)
+        results = list(merged.response.results)
+        if explain and results:
+            mine = {s: [i for i, owner in enumerate(merged.owners) if owner == s] for s in set(merged.owners)}
+            explained = self.shards.call("explain", {s: ((query, [results[i] for i in at]), {})
+                                                     for s, at in mine.items()})
+            for s, at in mine.items():
+                for i, result in zip(at, explained[s]):
+                    results[i] = result
+        return replace(merged.response, results=tuple(results), seconds=time.perf_counter() - started)
+
+    def search_like(self, *args: Any, **kwargs: Any) -> SearchResponse:
+        raise QueryError("--like is not available on a sharded collection yet; give one shard's folder "
+                         "(DIR/shard-NNN) as --db to search it alone")
+
+    def status(self, *, files: bool = False) -> IndexStatus:
+        """The collection's totals over its shards (``folder``: the collection's)."""
+        parts: list[IndexStatus] = self._each("status", files=files)
+        return IndexStatus(
+            folder=str(self.folder), method=self.manifest.method, fingerprint=parts[0].fingerprint,
+            documents=sum(p.documents for p in parts), indexed=sum(p.indexed for p in parts),
+            skipped=sum(p.skipped for p in parts), failed=sum(p.failed for p in parts),
+            sentences=sum(p.sentences for p in parts), roots=tuple(dict.fromkeys(r for p in parts for r in p.roots)),
+            methods_embedded=parts[0].methods_embedded, bytes_on_disk=sum(p.bytes_on_disk for p in parts),
+            files=tuple(sorted((f for p in parts for f in p.files), key=lambda f: f["path"])),
+        )
