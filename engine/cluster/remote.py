@@ -53,9 +53,9 @@ def connect(address: str, *, cpus: int | None = None) -> None:
     try:
         if address == "local":
             ray.init(num_cpus=cpus, namespace=NAMESPACE, include_dashboard=False, log_to_driver=False,
-                     logging_level=logging.WARNING, runtime_env=runtime_env)
+                     logging_level=logging.ERROR, runtime_env=runtime_env)
         else:
-            ray.init(address=address, namespace=NAMESPACE, log_to_driver=False, logging_level=logging.WARNING,
+            ray.init(address=address, namespace=NAMESPACE, log_to_driver=False, logging_level=logging.ERROR,
                      runtime_env=runtime_env)
     except (ConnectionError, RuntimeError, ValueError) as e:
         raise QuireError(f"cannot reach the Ray cluster at {address} ({e}); start it with `ray start --head`") from e
