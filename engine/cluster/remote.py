@@ -99,13 +99,24 @@ def index_shards(folders: Sequence[Path], paths: Sequence[str], method: str, con
     writers = [_Writer.options(name=writer_name(i), scheduling_strategy=here).remote(str(f), method, config)
                for i, f in enumerate(folders)]
     try:
-        return ray.get([w.add.remote(list(paths), Route(i, len(folders))) for i, w in enumerate(writers)])
-    except ray.exceptions.RayError as e:
-        raise QuireError(f"a shard's writer or reader failed ({type(e).__name__}); run the same command again to "
-                         f"finish: what was written is kept") from e
+        return _get([w.add.remote(list(paths), Route(i, len(folders))) for i, w in enumerate(writers)])
     finally:
         for writer in writers:
             ray.kill(writer)
+
+
+def _get(refs: list[ray.ObjectRef]) -> list[Any]:
+    """The results of ``refs``; quire's own errors on a worker (a query's, a locked shard's) read as they do without
+    a cluster, and a worker that died says what to do."""
+    try:
+        return ray.get(refs)
+    except ray.exceptions.RayTaskError as e:
+        if isinstance(e.cause, QuireError):
+            raise e.cause from e
+        raise QuireError(f"a shard's work failed on the cluster: {e.cause!r}") from e
+    except ray.exceptions.RayError as e:
+        raise QuireError(f"a shard's worker died ({type(e).__name__}); run the same command again to finish: "
+                         f"what was written is kept") from e
 
 
 def writer_name(shard: int) -> str:
@@ -133,11 +144,7 @@ class RayShards:
 
     def call(self, method: str, calls: Calls) -> dict[int, Any]:
         refs = {shard: self._readers[shard].call.remote(method, args, kwargs) for shard, (args, kwargs) in calls.items()}
-        try:
-            return dict(zip(refs, ray.get(list(refs.values()))))
-        except ray.exceptions.RayTaskError as e:
-            # a query's own error (QueryError...) reads as it does without a cluster
-            raise (e.cause if isinstance(e.cause, QuireError) else QuireError(f"a shard failed: {e.cause!r}")) from e
+        return dict(zip(refs, _get(list(refs.values()))))
 
     def close(self) -> None:
         for reader in self._readers:
