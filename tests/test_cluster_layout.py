@@ -44,3 +44,19 @@ def test_an_index_folder_is_not_made_into_a_collection(tmp_path: Path) -> None:
     (tmp_path / "bad" / manifest.MANIFEST).write_text("{")
     with pytest.raises(ConfigError, match="not a readable collection manifest"):
         manifest.read(tmp_path / "bad")
+
+
+def test_indexing_into_a_collection_follows_its_manifest(tmp_path: Path) -> None:
+    """A folder holding only a manifest is a collection: indexing fills its shards, with the manifest's method."""
+    from conftest import write_corpus
+
+    from engine import IndexConfig
+    from engine.cluster.indexing import index_collection
+
+    docs = write_corpus(tmp_path / "docs")
+    folder = tmp_path / "collection"
+    folder.mkdir()
+    (folder / manifest.MANIFEST).write_text(json.dumps(manifest.Manifest(2, "static").to_json()))
+    report = index_collection(folder, [docs], 2, config=IndexConfig(workers=0))
+    assert report.documents == len(list(docs.rglob("*.*"))) and report.method == "static"
+    assert [p.name for p in sorted(folder.glob("shard-*"))] == ["shard-000", "shard-001"]

@@ -16,6 +16,7 @@ from engine.cluster import calibration
 from engine.cluster import manifest as manifests
 from engine.cluster.routing import Route
 from engine.config import IndexConfig
+from engine.embed.centre import wants_centring
 from engine.errors import ConfigError
 from engine.index import Index, IndexReport
 from engine.store.paths import readable
@@ -34,7 +35,12 @@ def index_collection(folder: Path, paths: Sequence[Path | str], shards: int, *, 
         raise ConfigError(f"{readable(os.fspath(missing[0]))} does not exist; check the path")
     if not paths:
         raise ConfigError("give the files and folders to index into the collection")
-    made = manifests.create_or_check(folder, shards, method or embed.DEFAULT_METHOD)
+    if method is None:  # a rerun keeps the collection's method, as one index keeps its own
+        method = manifests.read(folder).method if manifests.is_collection(folder) else embed.DEFAULT_METHOD
+    if wants_centring(embed.load(method)):
+        raise ConfigError(f"the {method} method centres its vectors on each index's own mean, so shards' cosines "
+                          f"would not compare; make a collection with another method")
+    made = manifests.create_or_check(folder, shards, method)
     roots = [os.path.abspath(p) for p in paths]
     folders = made.shard_folders(folder)
     if cluster is None:
