@@ -40,6 +40,19 @@ def test_four_shards_rank_as_one_index(built: tuple[Path, Path, Path]) -> None:
         assert parts.roots == total.roots
 
 
+def test_a_passage_scores_in_its_shard_what_it_scores_in_one_index(built: tuple[Path, Path, Path]) -> None:
+    """BM25 with the collection's statistics: the same score, not only the same order."""
+    _, one, four = built
+    with Index(one, create=False) as single, Collection(four) as sharded:
+        for query in ("Rosa Parks arrested", "river city population", "war army battle"):
+            a = single.search(query, mode=Mode.LEXICAL, include_weak=True, explain=False).results
+            b = sharded.search(query, mode=Mode.LEXICAL, include_weak=True, explain=False).results
+            assert [r.path for r in b] == [r.path for r in a]
+            # the 0-100 score is scaled by the top document's evidence, which a shard reports to 4 decimals
+            assert [r.score for r in b] == pytest.approx([r.score for r in a], abs=0.11)
+            assert [r.explanation.bm25 for r in b] == pytest.approx([r.explanation.bm25 for r in a], rel=1e-12)
+
+
 def test_a_shard_holds_the_documents_its_paths_route_to(built: tuple[Path, Path, Path]) -> None:
     from engine.cluster.routing import shard_of
 
