@@ -38,7 +38,7 @@ from engine.ingest.pool import Extractor, default_workers, extract_all
 from engine.ingest.prepare import StaticPreparer
 from engine.ingest.walk import IgnoreRules, walk
 from engine.search.calibration import Calibration, calibrate, prior
-from engine.search.like import LikeSource, like_query
+from engine.search.like import LikeQuery, LikeSource, like_query
 from engine.search.results import Mode, SearchResponse, SearchResult
 from engine.search.searcher import CollectionStatistics, Searcher, query_stems
 from engine.store.database import DB_NAME, NewDocument, SentenceRecord, Store, reporting_damage
@@ -448,10 +448,15 @@ class Index:
         indexed or the page or sentence does not exist.
         """
         mode = Mode(mode)
-        source = source if isinstance(source, LikeSource) else LikeSource(os.fspath(source))
-        query = like_query(self.store, source)
+        query = self.like_query(source if isinstance(source, LikeSource) else LikeSource(os.fspath(source)))
         return self.search(query.text, k=k, mode=mode, method=method, include_weak=include_weak, explain=explain,
                            rerank_facets=rerank_facets, exclude=query.exclude, within=within)
+
+    @_reports_damage
+    def like_query(self, source: LikeSource) -> LikeQuery:
+        """The query :meth:`search_like` asks for ``source`` (``engine.search.like``), for a collection's shard that
+        holds the source to make and every shard to answer."""
+        return like_query(self.store, source)
 
     def _null_sample(self, embedder: Embedder) -> np.ndarray | None:
         """Vectors of random sentences of the index, read once per state of the index: each query's similarity to

@@ -26,6 +26,7 @@ from engine.cluster.collection import Collection  # noqa: E402
 from engine.cluster.indexing import index_collection  # noqa: E402
 from engine.cluster.routing import shard_of  # noqa: E402
 from engine.errors import QuireError  # noqa: E402
+from engine.search.like import LikeSource  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 # Small batches: a run commits every few documents, so a kill lands between commits of an unfinished shard.
@@ -94,6 +95,9 @@ def test_four_shards_on_a_cluster_rank_as_one_index(cluster: str, single: tuple[
         worst = compare(index, sharded)
         assert worst[Mode.SEMANTIC] >= 0.95 and worst[Mode.HYBRID] >= 0.95
         assert (sharded.status().indexed, sharded.status().sentences) == (52, index.status().sentences)
+        source = LikeSource(str(sorted(docs.rglob("*.txt"))[7]))
+        like = [r.path for r in sharded.search_like(source, include_weak=True, explain=False).results]
+        assert like and source.path not in like
 
 
 def test_a_writer_killed_mid_run_is_finished_by_a_rerun(cluster: str, single: tuple[Path, Path],

@@ -14,6 +14,7 @@ from sharding import compare, write_documents
 from engine import Index, IndexConfig, Mode
 from engine.cluster.collection import Collection
 from engine.cluster.indexing import index_collection
+from engine.search.like import LikeSource
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIG = IndexConfig(workers=0)
@@ -94,5 +95,15 @@ def test_the_cli_indexes_searches_and_reports_a_collection(built: tuple[Path, Pa
     assert status["indexed"] == 52 and status["folder"] == str(db)
     wrong = _quire("index", docs, "--db", db, "--shards", 3)
     assert wrong.returncode == 1 and wrong.stderr.count("\n") == 1 and "holds 2 shards" in wrong.stderr
-    like = _quire("search", "--like", next(docs.rglob("*.txt")), "--db", db)
-    assert like.returncode == 1 and "not available on a sharded collection" in like.stderr
+    missing = _quire("search", "--like", docs / "nowhere.txt", "--db", db)
+    assert missing.returncode == 1 and "is not in the index" in missing.stderr
+
+
+def test_more_like_this_on_a_collection(built: tuple[Path, Path, Path]) -> None:
+    docs, one, four = built
+    source = sorted(docs.rglob("*.txt"))[7]
+    with Index(one, create=False) as single, Collection(four) as sharded:
+        expected = single.search_like(LikeSource(str(source)), include_weak=True, explain=False).results
+        found = sharded.search_like(LikeSource(str(source)), include_weak=True, explain=False).results
+    assert str(source) not in [r.path for r in found]
+    assert len({r.path for r in found} & {r.path for r in expected}) >= 0.95 * len(expected)

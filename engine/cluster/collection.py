@@ -18,9 +18,11 @@ from typing import Any, Protocol
 
 from engine.cluster import calibration
 from engine.cluster import manifest as manifests
+from engine.cluster.routing import shard_of
 from engine.cluster.search import merge, shard_depth
 from engine.errors import MethodMismatchError, QueryError
 from engine.index import Index, IndexStatus
+from engine.search.like import LikeQuery, LikeSource
 from engine.search.results import Mode, SearchResponse
 from engine.search.searcher import CollectionStatistics
 from engine.store.filters import Filters
@@ -88,7 +90,7 @@ class Collection:
 
     def search(self, query: str, *, k: int = 10, mode: Mode | str = Mode.HYBRID, method: str | None = None,
                include_weak: bool = False, explain: bool = True, rerank_facets: bool | None = None,
-               within: Filters = Filters()) -> SearchResponse:
+               exclude: Sequence[str] = (), within: Filters = Filters()) -> SearchResponse:
         """The collection's ``k`` best documents for ``query``, as :meth:`engine.Index.search` ranks one index's
         (re-ranking by facets excepted: it reads candidates of every shard after the merge)."""
         started = time.perf_counter()
@@ -103,7 +105,7 @@ class Collection:
         collection = replace(CollectionStatistics.merged(self._each("statistics", query)),
                              calibration=self.calibration)
         responses = self._each("search", query, k=shard_depth(k), mode=mode, include_weak=True, explain=False,
-                               rerank_facets=False, within=within, collection=collection)
+                               rerank_facets=False, exclude=exclude, within=within, collection=collection)
         merged = merge(query, mode, k, include_weak, responses, collection.sentences)
         results = list(merged.response.results)
         if explain and results:
@@ -115,9 +117,27 @@ class Collection:
                     results[i] = result
         return replace(merged.response, results=tuple(results), seconds=time.perf_counter() - started)
 
-    def search_like(self, *args: Any, **kwargs: Any) -> SearchResponse:
-        raise QueryError("--like is not available on a sharded collection yet; give one shard's folder "
-                         "(DIR/shard-NNN) as --db to search it alone")
+    def search_like(self, source: LikeSource, *, k: int = 10, mode: Mode | str = Mode.SEMANTIC,
+                    method: str | None = None, include_weak: bool = False, explain: bool = True,
+                    rerank_facets: bool | None = None, within: Filters = Filters()) -> SearchResponse:
+        """Other documents like an indexed one (:meth:`engine.Index.search_like`): the shard its path routes to
+        makes the query, every shard answers it. Copies of the source with the same content are left out where
+        they share its shard."""
+        query = self._like_query(source)
+        return self.search(query.text, k=k, mode=mode, method=method, include_weak=include_weak, explain=explain,
+                           rerank_facets=rerank_facets, exclude=query.exclude, within=within)
+
+    def _like_query(self, source: LikeSource) -> LikeQuery:
+        """The query for ``source`` from the shard that holds it: the one its path routes to, or the one its path with
+        symlinks resolved does (engine.search.like finds a document by either name)."""
+        paths = dict.fromkeys((source.path, str(Path(source.path).resolve())))
+        *first, last = dict.fromkeys(shard_of(p, self.manifest.shards) for p in paths)
+        for shard in first:
+            try:
+                return self.shards.call("like_query", {shard: ((source,), {})})[shard]
+            except QueryError:
+                pass  # indexed under its resolved name, which routes to the last shard
+        return self.shards.call("like_query", {last: ((source,), {})})[last]
 
     def status(self, *, files: bool = False) -> IndexStatus:
         """The collection's totals over its shards (``folder``: the collection's)."""
