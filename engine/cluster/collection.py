@@ -23,7 +23,7 @@ from engine.cluster.search import merge, shard_depth
 from engine.errors import MethodMismatchError, QueryError
 from engine.index import Index, IndexStatus
 from engine.search.like import LikeQuery, LikeSource
-from engine.search.results import Mode, SearchResponse
+from engine.search.results import Mode, SearchResponse, SearchResult
 from engine.search.searcher import CollectionStatistics
 from engine.store.filters import Filters
 
@@ -107,15 +107,25 @@ class Collection:
         responses = self._each("search", query, k=shard_depth(k), mode=mode, include_weak=True, explain=False,
                                rerank_facets=False, exclude=exclude, within=within, collection=collection)
         merged = merge(query, mode, k, include_weak, responses, collection.sentences)
-        results = list(merged.response.results)
-        if explain and results:
-            mine = {s: [i for i, owner in enumerate(merged.owners) if owner == s] for s in set(merged.owners)}
-            explained = self.shards.call("explain", {s: ((query, [results[i] for i in at]), {})
-                                                     for s, at in mine.items()})
-            for s, at in mine.items():
-                for i, result in zip(at, explained[s]):
-                    results[i] = result
-        return replace(merged.response, results=tuple(results), seconds=time.perf_counter() - started)
+        results = self.explain(query, merged.results) if explain and merged.results else merged.results
+        return replace(merged, results=tuple(results), seconds=time.perf_counter() - started)
+
+    def explain(self, query: str, results: Sequence[SearchResult]) -> list[SearchResult]:
+        """``results`` of ``search(query, explain=False)`` explained (:meth:`engine.Index.explain`), each by the
+        shard that holds its document."""
+        mine: dict[int, list[int]] = {}
+        for i, result in enumerate(results):
+            mine.setdefault(shard_of(result.path, self.manifest.shards), []).append(i)
+        explained = self.shards.call("explain", {s: ((query, [results[i] for i in at]), {}) for s, at in mine.items()})
+        out = list(results)
+        for shard, at in mine.items():
+            for i, result in zip(at, explained[shard]):
+                out[i] = result
+        return out
+
+    def is_current(self) -> bool:
+        """Whether every shard is as it was when opened (:meth:`engine.Index.is_current`)."""
+        return all(self._each("is_current"))
 
     def search_like(self, source: LikeSource, *, k: int = 10, mode: Mode | str = Mode.SEMANTIC,
                     method: str | None = None, include_weak: bool = False, explain: bool = True,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
@@ -28,70 +28,61 @@ def shard_depth(k: int) -> int:
     return 3 * k + 10
 
 
-@dataclass(frozen=True)
-class Merged:
-    """The merged response and, for each of its results, the shard that holds the document."""
-
-    response: SearchResponse
-    owners: tuple[int, ...]
-
-
 def merge(query: str, mode: Mode, k: int, include_weak: bool, responses: Sequence[SearchResponse],
-          sentences: int) -> Merged:
+          sentences: int) -> SearchResponse:
     """Fuse the shards' ``responses`` (searched with ``include_weak`` and the collection's statistics) into the
     collection's ``k`` best; ``sentences``: the collection's, which size the relevance bar."""
-    pool = [(shard, r) for shard, response in enumerate(responses) for r in response.results]
-    cosines = np.array([r.explanation.contributions.get("semantic", math.nan) for _, r in pool], dtype=np.float64)
-    bm25 = np.array([r.explanation.bm25 or 0.0 for _, r in pool], dtype=np.float64)
-    evidence = np.array([r.explanation.contributions["evidence"] for _, r in pool], dtype=np.float64)
+    pool = [r for response in responses for r in response.results]
+    cosines = np.array([r.explanation.contributions.get("semantic", math.nan) for r in pool], dtype=np.float64)
+    bm25 = np.array([r.explanation.bm25 or 0.0 for r in pool], dtype=np.float64)
+    evidence = np.array([r.explanation.contributions["evidence"] for r in pool], dtype=np.float64)
     share = {Mode.SEMANTIC: 1.0, Mode.LEXICAL: 0.0, Mode.HYBRID: rel.SEMANTIC_SHARE}[mode]
     fused = rel.fuse(cosines, bm25, share).tolist() if pool else []
     # ties by path: document ids differ between layouts, paths do not
-    order = sorted(range(len(pool)), key=lambda i: (-fused[i], pool[i][1].path))
+    order = sorted(range(len(pool)), key=lambda i: (-fused[i], pool[i].path))
     bar = rel.bar(mode, small_folder=sentences < MIN_SENTENCES)
     floor = rel.WEAK_SHARE * rel.bar(mode, small_folder=False)
     # a shard answers when a document clears the bar or its best cosine stands out from its null; either answers
     # for the collection
     answered = bool((evidence >= bar).any()) or any(not r.nothing_relevant for r in responses)
     sem_rank = _ranks(pool, -np.nan_to_num(cosines, nan=-np.inf), ~np.isnan(cosines))
-    lex_rank = _ranks(pool, -bm25, np.array([r.explanation.bm25 is not None for _, r in pool], dtype=bool))
+    lex_rank = _ranks(pool, -bm25, np.array([r.explanation.bm25 is not None for r in pool], dtype=bool))
     top = order[0] if order else None
     scale = rel.relevance(float(evidence[top]), bar) / fused[top] if top is not None and fused[top] > 0 else 0.0
-    ranked: list[tuple[int, SearchResult]] = []
+    ranked: list[SearchResult] = []
     for i in order:
-        shard, result = pool[i]
+        result = pool[i]
         why = replace(result.explanation, semantic_rank=sem_rank[i], lexical_rank=lex_rank[i],
                       contributions={**result.explanation.contributions, "fused": round(fused[i], 6)})
         weak = not answered or float(evidence[i]) < floor
-        ranked.append((shard, replace(result, score=round(scale * fused[i], 1), weak=weak, explanation=why)))
-    strong = [item for item in ranked if not item[1].weak]
+        ranked.append(replace(result, score=round(scale * fused[i], 1), weak=weak, explanation=why))
+    strong = [r for r in ranked if not r.weak]
     shown = ranked[:k] if include_weak else strong[:k]
     weak_hidden = 0 if include_weak else _weak_before(ranked, k)
     missing = set.intersection(*(set(r.missing) for r in responses)) if responses else set()
-    response = SearchResponse(
+    return SearchResponse(
         query=query, mode=mode, method=responses[0].method if responses else "",
-        results=tuple(r for _, r in shown), nothing_relevant=not strong, weak_hidden=weak_hidden,
+        results=tuple(shown), nothing_relevant=not strong, weak_hidden=weak_hidden,
         notes=tuple(dict.fromkeys(n for r in responses for n in r.notes)),
         missing=tuple(w for w in responses[0].missing if w in missing) if responses else (),
         found=max(len(ranked) if include_weak else len(strong), len(shown)),
         found_at_least=any(r.found_at_least or r.found > len(r.results) for r in responses),
         did_you_mean=next((r.did_you_mean for r in responses if r.did_you_mean), None) if missing else None,
     )
-    return Merged(response, tuple(shard for shard, _ in shown))
 
 
-def _ranks(pool: Sequence[tuple[int, SearchResult]], keys: np.ndarray, found: np.ndarray) -> list[int | None]:
+def _ranks(pool: Sequence[SearchResult], keys: np.ndarray, found: np.ndarray) -> list[int | None]:
     """1-based places by ascending ``keys`` among the ``found`` documents of the merged pool (None: not found)."""
     places: list[int | None] = [None] * len(pool)
-    for place, i in enumerate(sorted(np.flatnonzero(found).tolist(), key=lambda i: (keys[i], pool[i][1].path)), 1):
+    for place, i in enumerate(sorted(np.flatnonzero(found).tolist(), key=lambda i: (keys[i], pool[i].path)), 1):
         places[i] = place
     return places
 
 
-def _weak_before(ranked: Sequence[tuple[int, SearchResult]], k: int) -> int:
+def _weak_before(ranked: Sequence[SearchResult], k: int) -> int:
     """Weak documents ranked above the k-th strong one: those one index weighs, and hides, before it has k."""
     weak = strong = 0
-    for _, result in ranked:
+    for result in ranked:
         if strong >= k:
             break
         weak += result.weak
