@@ -453,6 +453,13 @@ class Index:
                            rerank_facets=rerank_facets, exclude=query.exclude, within=within)
 
     @_reports_damage
+    def content_hashes(self, paths: Sequence[str]) -> dict[str, str]:
+        """The content hash of each indexed document among ``paths``: a collection's merge folds copies of one file
+        that other shards hold, as one index folds those it holds."""
+        records = (self.store.document(path) for path in paths)
+        return {r["path"]: r["hash"] for r in records if r is not None and r["hash"]}
+
+    @_reports_damage
     def like_query(self, source: LikeSource) -> LikeQuery:
         """The query :meth:`search_like` asks for ``source`` (``engine.search.like``), for a collection's shard that
         holds the source to make and every shard to answer."""

@@ -74,6 +74,26 @@ def test_explanations_come_from_the_shard_that_holds_the_document(built: tuple[P
     assert b.facets and b.explanation.facets is not None and b.explanation.lexical_rank == 1
 
 
+def test_copies_of_a_file_in_different_shards_are_shown_once(tmp_path: Path) -> None:
+    from conftest import write_corpus
+
+    from engine.cluster.routing import shard_of
+
+    docs = write_corpus(tmp_path / "docs")
+    original = next(docs.rglob("rigel.txt"))
+    copy = next(p for p in (docs / f"copy-{i}.txt" for i in range(100)) if shard_of(str(p), 4) != shard_of(
+        str(original), 4))
+    copy.write_bytes(original.read_bytes())
+    with Index(tmp_path / "one", config=CONFIG) as index:
+        index.add([docs])
+        expected = index.search("blue supergiant star in Orion", mode=Mode.LEXICAL, explain=False).results
+    index_collection(tmp_path / "four", [docs], 4, config=CONFIG)
+    with Collection(tmp_path / "four") as sharded:
+        found = sharded.search("blue supergiant star in Orion", mode=Mode.LEXICAL, explain=False).results
+    assert [(r.path, r.duplicates) for r in found] == [(r.path, r.duplicates) for r in expected]
+    assert len(found[0].duplicates) == 1
+
+
 def _quire(*args: object) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "app.cli", *map(str, args)], cwd=REPO, capture_output=True,
                           text=True, timeout=120)

@@ -106,9 +106,18 @@ class Collection:
                              calibration=self.calibration)
         responses = self._each("search", query, k=shard_depth(k), mode=mode, include_weak=True, explain=False,
                                rerank_facets=False, exclude=exclude, within=within, collection=collection)
-        merged = merge(query, mode, k, include_weak, responses, collection.sentences)
+        merged = merge(query, mode, k, include_weak, responses, collection.sentences, self._hashes(responses))
         results = self.explain(query, merged.results) if explain and merged.results else merged.results
         return replace(merged, results=tuple(results), seconds=time.perf_counter() - started)
+
+    def _hashes(self, responses: Sequence[SearchResponse]) -> dict[str, str]:
+        """The content hash of every document the shards returned (not needed with one shard: it folds its own
+        copies)."""
+        if len(responses) < 2:
+            return {}
+        asked = {s: (([r.path for r in response.results],), {}) for s, response in enumerate(responses)
+                 if response.results}
+        return {path: h for found in self.shards.call("content_hashes", asked).values() for path, h in found.items()}
 
     def explain(self, query: str, results: Sequence[SearchResult]) -> list[SearchResult]:
         """``results`` of ``search(query, explain=False)`` explained (:meth:`engine.Index.explain`), each by the

@@ -13,7 +13,7 @@ differ slightly from one index's.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -29,9 +29,10 @@ def shard_depth(k: int) -> int:
 
 
 def merge(query: str, mode: Mode, k: int, include_weak: bool, responses: Sequence[SearchResponse],
-          sentences: int) -> SearchResponse:
+          sentences: int, hashes: Mapping[str, str]) -> SearchResponse:
     """Fuse the shards' ``responses`` (searched with ``include_weak`` and the collection's statistics) into the
-    collection's ``k`` best; ``sentences``: the collection's, which size the relevance bar."""
+    collection's ``k`` best; ``sentences``: the collection's, which size the relevance bar; ``hashes``: the content
+    hash of each result's document, by path, which folds copies of one file held by different shards."""
     pool = [r for response in responses for r in response.results]
     cosines = np.array([r.explanation.contributions.get("semantic", math.nan) for r in pool], dtype=np.float64)
     bm25 = np.array([r.explanation.bm25 or 0.0 for r in pool], dtype=np.float64)
@@ -56,6 +57,7 @@ def merge(query: str, mode: Mode, k: int, include_weak: bool, responses: Sequenc
                       contributions={**result.explanation.contributions, "fused": round(fused[i], 6)})
         weak = not answered or float(evidence[i]) < floor
         ranked.append(replace(result, score=round(scale * fused[i], 1), weak=weak, explanation=why))
+    ranked = _fold_copies(ranked, hashes)
     strong = [r for r in ranked if not r.weak]
     shown = ranked[:k] if include_weak else strong[:k]
     weak_hidden = 0 if include_weak else _weak_before(ranked, k)
@@ -77,6 +79,22 @@ def _ranks(pool: Sequence[SearchResult], keys: np.ndarray, found: np.ndarray) ->
     for place, i in enumerate(sorted(np.flatnonzero(found).tolist(), key=lambda i: (keys[i], pool[i].path)), 1):
         places[i] = place
     return places
+
+
+def _fold_copies(ranked: Sequence[SearchResult], hashes: Mapping[str, str]) -> list[SearchResult]:
+    """The ranking with each document whose content an earlier one has folded into that one's ``duplicates``."""
+    out: list[SearchResult] = []
+    first: dict[str, int] = {}
+    for result in ranked:
+        content = hashes.get(result.path)
+        if content is not None and content in first:
+            kept = out[first[content]]
+            out[first[content]] = replace(kept, duplicates=(*kept.duplicates, result.path, *result.duplicates))
+            continue
+        if content is not None:
+            first[content] = len(out)
+        out.append(result)
+    return out
 
 
 def _weak_before(ranked: Sequence[SearchResult], k: int) -> int:
