@@ -8,7 +8,6 @@ process, or Ray actors that keep a shard open on a cluster (:mod:`engine.cluster
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -26,8 +25,6 @@ from engine.search.like import LikeQuery, LikeSource
 from engine.search.results import Mode, SearchResponse, SearchResult
 from engine.search.searcher import CollectionStatistics
 from engine.store.filters import Filters
-
-log = logging.getLogger(__name__)
 
 Calls = Mapping[int, tuple[tuple, dict]]  # shard -> (args, keyword args) of one method call
 

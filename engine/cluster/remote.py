@@ -30,8 +30,6 @@ from engine.ingest.extract import Extracted, extract
 from engine.ingest.pool import TASK_FILES, Job, Prepare, read_task
 from engine.ingest.readers.base import Limits
 
-log = logging.getLogger(__name__)
-
 # Read tasks in flight per CPU of the cluster: enough that a worker never waits for its next task while the writers
 # take results, few enough that read documents do not pile up in the object store.
 TASKS_PER_CPU = 2
