@@ -19,6 +19,7 @@ import click
 from app.dates import moment
 from app.output import end_output, stdout_closed
 from engine import Filters, Index, IndexConfig, Mode, Progress, QuireError
+from engine.cluster import manifest
 from engine.config import default_index_dir
 from engine.errors import QueryError
 from engine.ingest.readers.base import Limits
@@ -33,6 +34,25 @@ def _db_option(f):
         "--db", "db", type=click.Path(file_okay=False, path_type=Path), default=None,
         help=f"index folder (default: {default_index_dir()})",
     )(f)
+
+
+def _cluster_option(f):
+    return click.option(
+        "--cluster", metavar="ADDRESS", default=None,
+        help="a sharded collection's work on the Ray cluster at ADDRESS (host:port of `ray start --head`), or "
+             "'local' for one on this machine; without it, shards are worked on in this process",
+    )(f)
+
+
+def _open(db: Path | None, cluster: str | None):
+    """The index at ``db``, or the sharded collection there (engine.cluster) when it holds a manifest."""
+    if manifest.is_collection(db):
+        from engine.cluster.collection import Collection
+
+        return Collection(db, cluster=cluster)
+    if cluster is not None:
+        raise click.UsageError("--cluster works on a sharded collection (made with `quire index --shards N`)")
+    return Index(db, create=False)
 
 
 def _json_option(f):
@@ -113,16 +133,29 @@ def _duration(seconds: float) -> str:
 @click.option("--workers", type=int, default=None, help="reader processes (default: cores - 1; 0 = none)")
 @click.option("--batch", type=click.IntRange(min=1), default=IndexConfig.batch_sentences, show_default=True,
               help="sentences embedded and committed per transaction (lower it to save memory)")
+@click.option("--shards", type=click.IntRange(min=1), default=None,
+              help="make --db a collection of N shards, each an index of the files its path hash routes to")
+@_cluster_option
 @_json_option
 @_handle_errors
 def index(paths: tuple[Path, ...], db: Path | None, method: str | None, ignore: tuple[str, ...], max_size: float,
-          workers: int | None, batch: int, as_json: bool) -> None:
+          workers: int | None, batch: int, shards: int | None, cluster: str | None, as_json: bool) -> None:
     """Index files and folders (re-reading only what changed); with no PATH, refresh every folder indexed before."""
     config = IndexConfig(limits=Limits(max_file_bytes=int(max_size * 1e6)), ignore=ignore, workers=workers,
                          batch_sentences=batch)
     progress = _ProgressLine() if not as_json and sys.stderr.isatty() else None
-    with Index(db, method=method, config=config) as idx:
-        report = idx.add(list(paths), method=method, progress=progress)
+    if shards is not None or manifest.is_collection(db):
+        from engine.cluster.indexing import index_collection
+
+        if db is None:
+            raise click.UsageError("a sharded collection needs its own folder: give --db DIR")
+        report = index_collection(db, list(paths), shards or manifest.read(db).shards, method=method, config=config,
+                                  cluster=cluster)
+    elif cluster is not None:
+        raise click.UsageError("--cluster indexes a sharded collection: give --shards N as well")
+    else:
+        with Index(db, method=method, config=config) as idx:
+            report = idx.add(list(paths), method=method, progress=progress)
     if as_json:
         click.echo(json.dumps(report.to_json()))
         return
@@ -175,12 +208,13 @@ _MOMENT = _Moment()
 @click.option("--type", "types", multiple=True, metavar="EXT", help="only files of this type: pdf, md, html... (repeatable)")
 @click.option("--since", "since", type=_MOMENT, help="only files modified since: 2024-05-01, or an age: 7d, 2w, 6m, 1y")
 @click.option("--before", "before", type=_MOMENT, help="only files last modified before this date or age")
+@_cluster_option
 @_json_option
 @_handle_errors
 def search(text: str | None, db: Path | None, k: int, mode: str | None, method: str | None, queries: Path | None,
            like: str | None, include_weak: bool, explain: bool, rerank_facets: bool | None,
            folders: tuple[Path, ...], types: tuple[str, ...], since: float | None, before: float | None,
-           as_json: bool) -> None:
+           cluster: str | None, as_json: bool) -> None:
     """Search the index by meaning and by words, or (--like) for documents like one you have."""
     if sum(given is not None for given in (text, queries, like)) != 1:
         raise click.UsageError("give one of TEXT, --queries FILE or --like FILE")
@@ -189,7 +223,7 @@ def search(text: str | None, db: Path | None, k: int, mode: str | None, method: 
                      modified_after=since, modified_before=before)
     # --like's query is a document's sentences, not words a person chose: ranked by meaning unless told otherwise
     mode = mode or (Mode.SEMANTIC if like is not None else Mode.HYBRID).value
-    with Index(db, create=False) as idx:
+    with _open(db, cluster) as idx:
         if queries is not None:
             for item in _read_queries(queries):
                 try:
@@ -268,11 +302,12 @@ def _highlight(text: str, highlights) -> str:
 @cli.command(epilog="Example: quire status --json")
 @_db_option
 @click.option("--files", is_flag=True, help="list every file, not only skipped and failed ones")
+@_cluster_option
 @_json_option
 @_handle_errors
-def status(db: Path | None, files: bool, as_json: bool) -> None:
+def status(db: Path | None, files: bool, cluster: str | None, as_json: bool) -> None:
     """Show what the index holds, and every file that was skipped or failed, with the reason."""
-    with Index(db, create=False) as idx:
+    with _open(db, cluster) as idx:
         st = idx.status(files=True)
     if as_json:
         click.echo(json.dumps(st.to_json()))
@@ -295,8 +330,13 @@ def status(db: Path | None, files: bool, as_json: bool) -> None:
 @_handle_errors
 def remove(paths: tuple[Path, ...], db: Path | None, as_json: bool) -> None:
     """Remove files, or everything under folders, from the index."""
-    with Index(db, create=False) as idx:
-        n = idx.remove(list(paths))
+    if manifest.is_collection(db):
+        from engine.cluster.indexing import remove_from_collection
+
+        n = remove_from_collection(db, list(paths))
+    else:
+        with Index(db, create=False) as idx:
+            n = idx.remove(list(paths))
     click.echo(json.dumps({"removed": n}) if as_json else f"{n:,} files removed")
 
 

@@ -38,12 +38,12 @@ from engine.indexing.prepare import StaticPreparer
 from engine.ingest.archive import is_archive, members
 from engine.ingest.documents import NewDocument, SentenceRecord
 from engine.ingest.extract import Extracted, sentence_hash
-from engine.ingest.pool import default_workers, extract_all
+from engine.ingest.pool import Extractor, default_workers, extract_all
 from engine.ingest.walk import IgnoreRules, walk
 from engine.search.calibration import Calibration, calibrate, prior
-from engine.search.like import LikeSource, like_query
+from engine.search.like import LikeQuery, LikeSource, like_query
 from engine.search.results import Mode, SearchResponse, SearchResult
-from engine.search.searcher import Searcher
+from engine.search.searcher import CollectionStatistics, Searcher, query_stems
 from engine.store.database import DB_NAME, Store, reporting_damage
 from engine.store.files import remove_leftovers
 from engine.store.filters import Filters
@@ -268,12 +268,16 @@ class Index:
 
     @_reports_damage
     def add(self, paths: Sequence[Path | str] = (), *, method: str | None = None,
-            progress: ProgressCallback | None = None, cancel: threading.Event | None = None) -> IndexReport:
+            progress: ProgressCallback | None = None, cancel: threading.Event | None = None,
+            keep: Callable[[str], bool] | None = None, extract: Extractor = extract_all) -> IndexReport:
         """Index files and folders (default: every root indexed before), re-reading only what changed.
 
         Files under a given folder that are no longer there are removed. With ``method`` other than the index's,
         all sentences are first re-embedded with it (the old vectors stay until the switch completes).
         Cancelling keeps everything written so far; the next ``add`` continues from there.
+
+        For a shard of a collection (engine.cluster): ``keep`` says which of the files found are this index's
+        (the others are left alone as if ignored), ``extract`` reads them elsewhere (a cluster's workers).
         """
         started = time.monotonic()
         missing = [p for p in paths if not os.path.lexists(p)]
@@ -295,7 +299,7 @@ class Index:
             if not roots:
                 raise ConfigError("nothing to index: give a file or folder")
             self.store.add_roots(roots)
-            run = _Run(self, embedder, progress, cancel)
+            run = _Run(self, embedder, progress, cancel, keep, extract)
             run.run(roots)
             if run.removed:
                 self.store.reclaim_space()  # files gone from disk: their space comes back, as after `quire remove`
@@ -393,11 +397,13 @@ class Index:
     @_reports_damage
     def search(self, query: str, *, k: int = 10, mode: Mode | str = Mode.HYBRID, method: str | None = None,
                include_weak: bool = False, explain: bool = True, rerank_facets: bool | None = None,
-               exclude: Sequence[str] = (), within: Filters = Filters()) -> SearchResponse:
+               exclude: Sequence[str] = (), within: Filters = Filters(),
+               collection: CollectionStatistics | None = None) -> SearchResponse:
         """Ranked documents for ``query`` (see :class:`engine.search.searcher.Searcher`; ``explain=False`` leaves out
         facet explanations and context, for tools that only read the ranking; ``rerank_facets`` see
         ``engine.facets.rerank``; ``exclude``: paths of documents to leave out; ``within``: only documents under
-        these folders, of these file types, modified in this time range)."""
+        these folders, of these file types, modified in this time range; ``collection``: this index is a shard of a
+        collection with these statistics for the query, :meth:`statistics` summed over its shards)."""
         mode = Mode(mode)
         _check_text(query)
         if method and method != self.method:
@@ -411,16 +417,25 @@ class Index:
             self._check_current(embedder)
             with self._searcher_lock:
                 vectors = self._vector_index(embedder)
-            stored = self.store.get_meta(f"calibration:{embedder.name}")
-            calibration = Calibration.from_meta({k_: v for k_, v in stored.items() if k_ != "sentences"} if stored else None)
+            # a shard is judged by its collection's calibration: its own sample is a part of the collection's
+            stored = self.store.get_meta(f"calibration:{embedder.name}") if collection is None else None
+            calibration = collection.calibration if collection is not None else Calibration.from_meta(
+                {k_: v for k_, v in stored.items() if k_ != "sentences"} if stored else None)
             if calibration is None:
                 calibration = prior(context.fingerprint(embedder))
         null = self._null_sample(embedder) if embedder is not None else None
         return Searcher(self.store, vectors, embedder, calibration, facets=load_space() if explain else None,
-                        null_sample=null).search(
+                        null_sample=null, collection=collection).search(
             query, k=k, mode=mode, include_weak=include_weak, explain=explain, rerank_facets=rerank_facets,
             exclude=exclude, within=within,
         )
+
+    @_reports_damage
+    def statistics(self, query: str) -> CollectionStatistics:
+        """What this index adds to a collection's statistics for ``query`` (:class:`CollectionStatistics`)."""
+        _check_text(query)
+        words = self.store.word_statistics(list(query_stems(query)[2]))
+        return CollectionStatistics(words, self.store.indexed_count(), self.store.sentence_count())
 
     @_reports_damage
     def search_like(self, source: LikeSource | str | os.PathLike[str], *, k: int = 10,
@@ -436,10 +451,22 @@ class Index:
         indexed or the page or sentence does not exist.
         """
         mode = Mode(mode)
-        source = source if isinstance(source, LikeSource) else LikeSource(os.fspath(source))
-        query = like_query(self.store, source)
+        query = self.like_query(source if isinstance(source, LikeSource) else LikeSource(os.fspath(source)))
         return self.search(query.text, k=k, mode=mode, method=method, include_weak=include_weak, explain=explain,
                            rerank_facets=rerank_facets, exclude=query.exclude, within=within)
+
+    @_reports_damage
+    def content_hashes(self, paths: Sequence[str]) -> dict[str, str]:
+        """The content hash of each indexed document among ``paths``: a collection's merge folds copies of one file
+        that other shards hold, as one index folds those it holds."""
+        records = (self.store.document(path) for path in paths)
+        return {r["path"]: r["hash"] for r in records if r is not None and r["hash"]}
+
+    @_reports_damage
+    def like_query(self, source: LikeSource) -> LikeQuery:
+        """The query :meth:`search_like` asks for ``source`` (``engine.search.like``), for a collection's shard that
+        holds the source to make and every shard to answer."""
+        return like_query(self.store, source)
 
     def _null_sample(self, embedder: Embedder) -> np.ndarray | None:
         """Vectors of random sentences of the index, read once per state of the index: each query's similarity to
@@ -537,8 +564,10 @@ class _Run:
     """One indexing pass: plans which files to read, reads them in workers, embeds and writes in batches."""
 
     def __init__(self, index: Index, embedder: Embedder, progress: ProgressCallback | None,
-                 cancel: threading.Event | None) -> None:
+                 cancel: threading.Event | None, keep: Callable[[str], bool] | None = None,
+                 extract: Extractor = extract_all) -> None:
         self.index, self.store, self.embedder = index, index.store, embedder
+        self.keep, self.extract = keep, extract
         self._vectors: VectorIndex | None = None
         # facets live in the static model's word space whatever the index's method (engine.facets)
         self.facets = FacetWriter.open(self.store) if index.config.facets else None
@@ -573,7 +602,7 @@ class _Run:
         self._report("reading", None)
         workers = self.config.workers if self.config.workers is not None else default_workers()
         try:
-            for outcome in extract_all(jobs, self.config.limits, workers, prepare=self._preparer):
+            for outcome in self.extract(jobs, self.config.limits, workers, prepare=self._preparer):
                 self._take(outcome)
                 self._done += 1
                 self._report("reading", outcome.path)
@@ -603,7 +632,7 @@ class _Run:
         known = {d["path"]: d for r in roots for d in self.store.documents(r)}
         for item in walk([Path(r) for r in roots], rules):
             path = str(item.path)
-            if item.problem == "not found":
+            if item.problem == "not found" or (self.keep is not None and not self.keep(path)):
                 continue
             if item.problem:
                 found.add(path)

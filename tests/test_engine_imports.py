@@ -1,7 +1,8 @@
 """The import-direction rule (STYLE.md, practice 3 and 6), checked in a fresh interpreter so it cannot rot.
 
 ``engine`` must import with PySide6 unavailable and without importing click itself, and the static path (import, load the model, index a
-folder, search it) must never import torch: start-up time and the app's footprint depend on it.
+folder, search it) must never import torch or ray (ray only for a sharded collection on a cluster, engine.cluster):
+start-up time and the app's footprint depend on it.
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ _PROBE = textwrap.dedent(
     import json, sys
     from importlib.abc import MetaPathFinder
 
-    # PySide6 and torch are refused to everyone. click is refused to quire's own engine modules only:
+    # PySide6, torch and ray are refused to everyone. click is refused to quire's own engine modules only:
     # sqlite-utils (a dependency of the store) imports click for its plugin hooks, which is not ours to change.
     # Once click is in sys.modules no finder is asked again, so the static test below covers click as well.
-    BLOCKED = ("PySide6", "torch")
+    BLOCKED = ("PySide6", "torch", "ray")
     ENGINE_ONLY = ("click",)
 
     def importer():
@@ -60,7 +61,7 @@ _PROBE = textwrap.dedent(
 )
 
 
-def test_engine_imports_without_qt_click_or_torch(corpus: Path, index_dir: Path) -> None:
+def test_engine_imports_without_qt_click_torch_or_ray(corpus: Path, index_dir: Path) -> None:
     out = run_probe(_PROBE, corpus, index_dir)
     assert out["loaded"] == []
     assert out["documents"] == 5
@@ -74,6 +75,18 @@ def test_engine_modules_name_no_ui_toolkit() -> None:
     offenders = [
         f"{path.relative_to(REPO)}: {match.group().strip()}"
         for path in sorted((REPO / "engine").rglob("*.py"))
+        for match in banned.finditer(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
+
+
+def test_only_the_cluster_layer_knows_shards_and_ray() -> None:
+    """engine.cluster sits above engine.Index: no module below it may import it, nor ray, which it alone uses."""
+    banned = re.compile(r"^\s*(?:from|import)\s+(?:engine\.cluster|ray)\b", re.MULTILINE)
+    offenders = [
+        f"{path.relative_to(REPO)}: {match.group().strip()}"
+        for path in sorted((REPO / "engine").rglob("*.py"))
+        if "cluster" not in path.relative_to(REPO / "engine").parts
         for match in banned.finditer(path.read_text(encoding="utf-8"))
     ]
     assert offenders == []

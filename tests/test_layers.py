@@ -1,10 +1,11 @@
 """The engine's layers, checked over its import graph (issue 36): a module imports only from its own layer or below.
 
-    base (errors, resources, blas) < text < ingest < embed < store < facets < search < indexing < index < tools
+    base (errors, resources, blas) < text < ingest < embed < store < facets < search < indexing < index
+    < cluster < tools
 
 ``text`` is the leaf every layer shares (folding, stemming, sentence splitting); ``indexing`` is what an indexing run
-does beside the store; ``index`` is the facade and its configuration; the tools (evaluation, model building) and the
-package's public names sit on top. Every import counts, at module level or inside a function: a lazy import still
+does beside the store; ``index`` is the facade and its configuration; ``cluster`` runs many indexes as one (shards,
+Ray); the tools (evaluation, model building) and the package's public names sit on top. Every import counts, at module level or inside a function: a lazy import still
 ties the layers together. The graph is read from the source with ``ast``, so nothing is imported to check it.
 """
 
@@ -14,7 +15,7 @@ import ast
 from pathlib import Path
 
 ENGINE = Path(__file__).resolve().parent.parent / "engine"
-LAYERS = ("base", "text", "ingest", "embed", "store", "facets", "search", "indexing", "index", "tools")
+LAYERS = ("base", "text", "ingest", "embed", "store", "facets", "search", "indexing", "index", "cluster", "tools")
 # Modules directly in engine/, by layer; subpackages are their own layer, or a tool.
 TOP_LEVEL = {"errors": "base", "resources": "base", "blas": "base", "config": "index", "index": "index",
              "__init__": "tools"}

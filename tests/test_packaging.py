@@ -67,15 +67,21 @@ def test_pyproject_declares_the_cli_and_the_gui_script():
 def test_a_plain_install_stays_light():
     project = _pyproject()["project"]
     plain = " ".join(project["dependencies"]).lower()
-    for heavy in project["optional-dependencies"]["gpu"]:
+    for heavy in project["optional-dependencies"]["gpu"] + project["optional-dependencies"]["cluster"]:
         assert heavy.split(">")[0].split("=")[0].lower() not in plain
 
 
-def test_the_bundle_excludes_every_gpu_package():
+@pytest.mark.parametrize("extra", ["gpu", "cluster"])
+def test_the_bundle_excludes_every_gpu_and_cluster_package(extra: str):
     excluded = set(_spec_constant("EXCLUDES"))
-    for requirement in _pyproject()["project"]["optional-dependencies"]["gpu"]:
+    for requirement in _pyproject()["project"]["optional-dependencies"][extra]:
         name = requirement.split(">")[0].split("=")[0].strip().replace("-", "_")
-        assert name in excluded, f"{name} (gpu extra) would be bundled"
+        assert name in excluded, f"{name} ({extra} extra) would be bundled"
+
+
+def test_the_tests_install_the_cluster_extra():
+    """CI installs .[test] from scratch: the Ray tests must find ray there rather than skip."""
+    assert "quire[cluster]" in _pyproject()["project"]["optional-dependencies"]["test"]
 
 
 def test_the_desktop_file_follows_the_freedesktop_spec():

@@ -21,6 +21,7 @@ import multiprocessing
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -74,7 +75,8 @@ def run(folder: str | None, request: IndexRequest | RemoveRequest, cancel: Event
     """Run one request and report back through ``pipe``."""
     from app.gui.errors import describe
     from engine import Index, IndexConfig
-    from engine.errors import Cancelled
+    from engine.cluster import manifest
+    from engine.errors import Cancelled, IndexReadOnlyError
 
     last = 0.0
 
@@ -86,6 +88,9 @@ def run(folder: str | None, request: IndexRequest | RemoveRequest, cancel: Event
             pipe.send(("progress", p))
 
     try:
+        if folder is not None and manifest.is_collection(Path(folder)):
+            raise IndexReadOnlyError(f"{folder} is a sharded collection: the app searches it, `quire index --db` "
+                                     f"changes it")
         if isinstance(request, RemoveRequest):
             with Index(folder, create=False) as index:
                 index.remove(list(request.paths))

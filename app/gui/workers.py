@@ -27,13 +27,21 @@ from engine.store.filters import Filters
 
 if TYPE_CHECKING:
     from engine import Index, SearchResponse, SearchResult
+    from engine.cluster.collection import Collection
 
 log = logging.getLogger(__name__)
 
-def open_index(folder: Path | None, **options) -> Index:
-    """``engine.Index(folder, **options)``, imported here so the window can show before the engine loads."""
+def open_index(folder: Path | None, **options) -> Index | Collection:
+    """``engine.Index(folder, **options)``, imported here so the window can show before the engine loads; a sharded
+    collection's folder opens as its :class:`engine.cluster.collection.Collection`, searched on threads here, which
+    answers the same reads (search, more like this, explain, status)."""
     from engine import Index
+    from engine.cluster import manifest
 
+    if manifest.is_collection(folder):
+        from engine.cluster.collection import Collection
+
+        return Collection(folder)
     return Index(folder, **options)
 
 

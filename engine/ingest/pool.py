@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from typing import Protocol
 
 from engine.ingest.extract import Extracted, extract
 from engine.ingest.readers.base import Limits
@@ -51,6 +52,13 @@ Job = tuple[str, str | None]  # (path, hash recorded for it, if any)
 Reader = Callable[[str, Limits, str | None], Extracted]
 # Work on a task's outcomes as a whole, in the reader process (``engine.indexing.prepare``).
 Prepare = Callable[[list[Extracted]], list[Extracted]]
+
+
+class Extractor(Protocol):
+    """What reads an indexing run's files: :func:`extract_all` here, or a cluster's workers (engine.cluster)."""
+
+    def __call__(self, jobs: list[Job], limits: Limits, workers: int, *,
+                 prepare: Prepare | None = None) -> Iterator[Extracted]: ...
 
 
 class _Window:
@@ -124,7 +132,7 @@ def _readers(workers: int) -> ProcessPoolExecutor:
                                initializer=_die_with_parent, initargs=(os.getpid(),))
 
 
-def _read_task(reader: Reader, task: list[Job], limits: Limits, prepare: Prepare | None) -> list[Extracted]:
+def read_task(reader: Reader, task: list[Job], limits: Limits, prepare: Prepare | None) -> list[Extracted]:
     outcomes = [reader(path, limits, known) for path, known in task]
     if prepare is None:
         return outcomes
@@ -144,7 +152,7 @@ def extract_all(jobs: list[Job], limits: Limits, workers: int, reader: Reader = 
     """
     if workers <= 0 or len(jobs) < MIN_FILES_FOR_POOL:
         for start in range(0, len(jobs), TASK_FILES):
-            yield from _read_task(reader, jobs[start : start + TASK_FILES], limits, prepare)
+            yield from read_task(reader, jobs[start : start + TASK_FILES], limits, prepare)
         return
     pending = list(reversed(jobs))
     while pending:
@@ -154,7 +162,7 @@ def extract_all(jobs: list[Job], limits: Limits, workers: int, reader: Reader = 
             while pending or window.tasks:
                 while pending and window.has_room():
                     task, size = window.next_task(pending)
-                    window.put(executor.submit(_read_task, reader, task, limits, prepare), task, size)
+                    window.put(executor.submit(read_task, reader, task, limits, prepare), task, size)
                 done, _ = wait(window.tasks, return_when=FIRST_COMPLETED)
                 for future in done:
                     outcomes = future.result()  # raises while the task is still in the window, if its worker died
@@ -196,7 +204,7 @@ def _isolated(job: Job, limits: Limits, reader: Reader, prepare: Prepare | None)
     path = job[0]
     with _readers(1) as single:
         try:
-            return single.submit(_read_task, reader, [job], limits, prepare).result()[0]
+            return single.submit(read_task, reader, [job], limits, prepare).result()[0]
         except BrokenProcessPool:
             log.error("reader crashed on %s", path)
             return Extracted(path, 0, 0.0, "", status="failed", reason="the reader crashed on this file")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from functools import cached_property
 
@@ -86,28 +87,59 @@ def prior(fingerprint: str) -> Calibration | None:
         return None
 
 
+@dataclass(frozen=True)
+class Sample:
+    """Random sentences of an index: their vectors, sentence hashes and documents (ids that tell documents apart
+    within the sample)."""
+
+    vectors: np.ndarray
+    hashes: np.ndarray
+    docs: np.ndarray
+
+    @staticmethod
+    def joined(parts: Sequence[Sample]) -> Sample:
+        """Samples of several indexes (a collection's shards) as one; their documents kept apart."""
+        offsets = np.cumsum([0, *(int(p.docs.max()) + 1 if p.docs.size else 0 for p in parts)])
+        return Sample(np.concatenate([p.vectors for p in parts]), np.concatenate([p.hashes for p in parts]),
+                      np.concatenate([p.docs + offset for p, offset in zip(parts, offsets)]))
+
+
+def sample(store: Store, method: str, size: int, *, seed: int = 0) -> Sample:
+    """Up to ``size`` random sentences of the index that have ``method``'s vectors."""
+    ids = store.random_sentence_ids(size, seed=seed)
+    found, vectors = store.vectors(method, ids.tolist())
+    rows = store.sentences_by_id(found.tolist())
+    return Sample(vectors, np.array([rows[int(i)]["hash"] for i in found], dtype=np.int64),
+                  np.array([rows[int(i)]["doc_id"] for i in found], dtype=np.int64))
+
+
+def sample_size(pairs: int = CALIBRATION_PAIRS) -> int:
+    """Sentences sampled to draw ``pairs`` random pairs from."""
+    return min(2 * pairs, 200_000)
+
+
 def calibrate(store: Store, method: str, *, pairs: int = CALIBRATION_PAIRS, seed: int = 0) -> Calibration | None:
     """Sample random sentence pairs of the index and record their cosine quantiles (None for tiny indexes)."""
-    ids = store.random_sentence_ids(min(2 * pairs, 200_000), seed=seed)
-    if ids.size < MIN_SENTENCES:
+    if store.sentence_count() < MIN_SENTENCES:
         return None
-    found, vectors = store.vectors(method, ids.tolist())
-    if found.size < 20:
+    return from_sample(sample(store, method, sample_size(pairs), seed=seed), method, pairs=pairs, seed=seed)
+
+
+def from_sample(drawn: Sample, method: str, *, pairs: int = CALIBRATION_PAIRS, seed: int = 0) -> Calibration | None:
+    """The random-pair cosine quantiles of sentences ``drawn`` from an index, or from a collection's shards."""
+    if drawn.docs.size < 20:
         return None
     rng = np.random.default_rng(seed)
-    a = rng.integers(0, found.size, size=pairs)
-    b = rng.integers(0, found.size, size=pairs)
+    a = rng.integers(0, drawn.docs.size, size=pairs)
+    b = rng.integers(0, drawn.docs.size, size=pairs)
     # Two copies of one sentence (a repeated heading, the same paragraph in two files) are not a random pair: on
     # a small index they would push the threshold to 1.0 and turn every exact match into a weak one. Nor are two
     # sentences of one document: a query is a new text, and sentences of one article, one in 170 pairs of a
     # Wikipedia folder, set the 1-in-1000 tail by themselves (docs/decisions/0003-a-prior-for-small-folders.md).
-    rows = store.sentences_by_id(found.tolist())
-    hashes = np.array([rows[int(i)]["hash"] for i in found], dtype=np.int64)
-    docs = np.array([rows[int(i)]["doc_id"] for i in found], dtype=np.int64)
-    keep = (hashes[a] != hashes[b]) & (docs[a] != docs[b])
+    keep = (drawn.hashes[a] != drawn.hashes[b]) & (drawn.docs[a] != drawn.docs[b])
     if keep.sum() < 20:
         return None
-    sims = np.einsum("ij,ij->i", vectors[a[keep]], vectors[b[keep]])
+    sims = np.einsum("ij,ij->i", drawn.vectors[a[keep]], drawn.vectors[b[keep]])
     values = np.quantile(sims, _PROBS)
     # quantiles must increase strictly for interpolation to be a function
     values = np.maximum.accumulate(values + np.arange(values.size) * 1e-9)

@@ -27,6 +27,7 @@ from engine.search import spelling
 from engine.search.annotate import annotate
 from engine.search.calibration import MIN_SENTENCES, Calibration
 from engine.search.results import Explanation, Highlight, MatchedTerm, Mode, SearchResponse, SearchResult
+from engine.store.bm25 import WordStatistics
 from engine.store.bm25 import idf as bm25_idf
 from engine.store.database import SCAN_PARTS, Store
 from engine.store.filters import Filters, matching_documents
@@ -133,17 +134,55 @@ class _Query:
         return {s: T.fold(t.word) for s, t in self.stems.items()}
 
 
+@dataclass(frozen=True)
+class CollectionStatistics:
+    """What the searcher of one shard of a collection counts over the whole collection rather than its shard, so
+    that a document is scored and judged as one index holding the collection would: BM25's statistics for the
+    query's words, the indexed documents a repeated sentence is boilerplate among, and the sentences the relevance
+    gate sizes a folder by, each a sum over the shards (:meth:`merged`); and the collection's ``calibration``
+    (engine.cluster.calibration; None: too small to calibrate, its method's prior stands in)."""
+
+    words: WordStatistics
+    documents: int
+    sentences: int
+    calibration: Calibration | None = None
+
+    @staticmethod
+    def merged(parts: Sequence[CollectionStatistics]) -> CollectionStatistics:
+        return CollectionStatistics(WordStatistics.merged([p.words for p in parts]),
+                                    sum(p.documents for p in parts), sum(p.sentences for p in parts))
+
+
+def query_stems(query: str) -> tuple[list[str], list[T.Term], dict[str, T.Term]]:
+    """A query's quoted phrases, its other words, and every word of both by stem."""
+    phrases, rest = T.split_phrases(query)
+    words = T.query_terms(rest)
+    stems = {t.stem: t for t in words}
+    for phrase in phrases:
+        stems.update({t.stem: t for t in T.query_terms(phrase)})
+    return phrases, words, stems
+
+
 class Searcher:
-    """Runs queries against one index; holds no state between queries, so several threads may share it."""
+    """Runs queries against one index; holds no state between queries, so several threads may share it.
+
+    ``collection``: the index is one shard of a collection and counts with the collection's statistics (quoted
+    phrases excepted: FTS5 scores them with the shard's own).
+    """
 
     def __init__(
         self, store: Store, vectors: VectorIndex | None, embedder: Embedder | None, calibration: Calibration | None,
         *, facets: FacetSpace | None = None, null_sample: np.ndarray | None = None,
+        collection: CollectionStatistics | None = None,
     ) -> None:
         self.store, self.vectors, self.embedder, self.calibration = store, vectors, embedder, calibration
         self.facets = facets  # None: results carry no facet explanations
         # vectors of random sentences of the index: each query's own similarity to the index (its null)
         self.null_sample = null_sample
+        self.collection = collection
+
+    def _sentences(self) -> int:
+        return self.collection.sentences if self.collection else self.store.sentence_count()
 
     # -- entry point ------------------------------------------------------------------------------------------
     def search(self, query: str, *, k: int = 10, mode: Mode = Mode.HYBRID, include_weak: bool = False,
@@ -185,7 +224,7 @@ class Searcher:
         scale = self._scale(query_vectors, idf)
         ranked = self._fuse(docs, mode, scale)
         best_cosine = max((d.sem_score for d in ranked if d.sem_sentence is not None), default=None)
-        bar = rel.bar(mode, small_folder=self.store.sentence_count() < MIN_SENTENCES)
+        bar = rel.bar(mode, small_folder=self._sentences() < MIN_SENTENCES)
         answered = any(d.evidence >= bar for d in docs.values()) or scale.stands_out(best_cosine)
         # a small folder's lower bar is for its best document, the best of few chances; the others are weighed as
         # anywhere (docs/decisions/0003-a-prior-for-small-folders.md)
@@ -280,7 +319,7 @@ class Searcher:
                 # several query sentences: a sentence's score is the mean over them (missing = 0)
                 hits[sid] = hits.get(sid, 0.0) + sim / vectors.shape[0]
         keys = self.store.sentence_keys(list(hits), up_to=BOILERPLATE_DOCS)
-        documents = max(1, self.store.indexed_count())
+        documents = max(1, self.collection.documents if self.collection else self.store.indexed_count())
         for sid, sim in hits.items():
             if sid not in keys:
                 continue  # deleted since the graph was saved
@@ -296,16 +335,15 @@ class Searcher:
                  ) -> tuple[dict[str, T.Term], dict[str, int], dict[int, list[tuple[int, float]]]]:
         """The query's terms, their document frequencies, and each matching document's best passages by BM25 among
         the ``depth`` best (passage id, score; the best and up to MORE_PASSAGES more, best first)."""
-        phrases, rest = T.split_phrases(query)
-        words = T.query_terms(rest)
-        stems = {t.stem: t for t in words}
-        for phrase in phrases:
-            stems.update({t.stem: t for t in T.query_terms(phrase)})
+        phrases, words, stems = query_stems(query)
         best: dict[int, list[tuple[int, float]]] = {}
         for passage_id, doc_id, score in sorted(self._bm25(phrases, words, depth), key=lambda r: (-r[2], r[0])):
             kept = best.setdefault(doc_id, [])
             if len(kept) <= MORE_PASSAGES:
                 kept.append((passage_id, score))
+        if self.collection is not None:
+            known = self.collection.words.frequencies
+            return stems, {s: known[s] for s in stems if known.get(s)}, best
         return stems, self.store.term_document_frequencies(list(stems)), best
 
     def _bm25(self, phrases: list[str], words: list[T.Term], depth: int) -> list[tuple[int, int, float]]:
@@ -324,7 +362,8 @@ class Searcher:
         if phrases:
             rows = self.store.bm25(T.fts_expression(phrases, []), None, parts=self._parts(phrases, []))
             added = (np.array([r[0] for r in rows], dtype=np.int64), np.array([r[2] for r in rows]))
-        return self.store.word_bm25([t.stem for t in words], depth, added)
+        return self.store.word_bm25([t.stem for t in words], depth, added,
+                                    self.collection.words if self.collection else None)
 
     def _parts(self, phrases: list[str], words: list[T.Term]) -> int:
         """How many parts an FTS5 scan of ``phrases`` and ``words`` is split into: it scores at most every passage
@@ -372,11 +411,11 @@ class Searcher:
         if query_vectors is not None and self.null_sample is not None and len(self.null_sample) >= 2:
             sims = (self.null_sample @ query_vectors.T).mean(axis=1)
             null_mean, null_std = float(sims.mean()), float(sims.std())
-        size = self.store.sentence_count() if null_mean is not None else 0
+        size = self._sentences() if null_mean is not None else 0
         return rel.Scale(mean, tail, rel.lexical_bound(idf), null_mean, null_std, size)
 
     def _idf(self, stems: dict[str, T.Term], df: dict[str, int] | None = None) -> dict[str, float]:
-        n = max(1, self.store.passage_count())
+        n = max(1, self.collection.words.passages if self.collection else self.store.passage_count())
         if df is None:
             df = self.store.term_document_frequencies(list(stems))
         # the scorer's own IDF, so that a BM25 score can be weighed against what the query's words could score
@@ -461,7 +500,10 @@ class Searcher:
             lexical_rank=doc.lex_rank,
             fusion=(f"score fusion ({rel.SEMANTIC_SHARE:.0%} meaning, {1 - rel.SEMANTIC_SHARE:.0%} words)"
                     if asked.mode is Mode.HYBRID else asked.mode.value),
-            contributions={"fused": round(doc.fused, 6), "evidence": round(doc.evidence, 4)},
+            # "semantic": the boilerplate-penalised cosine the document was ranked by, which a collection's merge of
+            # its shards' rankings fuses again (engine.cluster.search)
+            contributions={"fused": round(doc.fused, 6), "evidence": round(doc.evidence, 4),
+                           **({"semantic": doc.sem_score} if doc.sem_sentence is not None else {})},
             boilerplate=doc.boilerplate,
         )
         score = 0.0

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import sqlite3
 import threading
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +33,29 @@ MIN_IDF = 1e-6
 DENSE_SUMS = 50_000
 # Times a query re-reads the segment list when a merge removed blocks between reading the list and the blocks.
 STALE_RETRIES = 5
+
+
+@dataclass(frozen=True)
+class WordStatistics:
+    """What BM25 knows of a collection for some words: its live passages, their summed length and the passages
+    holding each word. A shard scores with its whole collection's (the sum over shards, :meth:`merged`), so that a
+    passage's score does not depend on which shard holds it."""
+
+    passages: int
+    length: float
+    frequencies: Mapping[str, int]
+
+    @property
+    def mean_length(self) -> float:
+        return self.length / self.passages if self.passages else 0.0
+
+    @staticmethod
+    def merged(parts: Sequence[WordStatistics]) -> WordStatistics:
+        frequencies: dict[str, int] = {}
+        for part in parts:
+            for stem, n in part.frequencies.items():
+                frequencies[stem] = frequencies.get(stem, 0) + n
+        return WordStatistics(sum(p.passages for p in parts), sum(p.length for p in parts), frequencies)
 
 
 @dataclass(frozen=True)
@@ -57,7 +80,7 @@ class _Snapshot:
     length: np.ndarray
     owner: np.ndarray
     passages: int
-    mean_length: float
+    total_length: float  # of the live passages
 
 
 class WordIndex:
@@ -70,15 +93,19 @@ class WordIndex:
 
     def scores(
         self, conn: sqlite3.Connection, version: Hashable, stems: Sequence[str], limit: int,
-        added: tuple[np.ndarray, np.ndarray] | None = None,
+        added: tuple[np.ndarray, np.ndarray] | None = None, collection: WordStatistics | None = None,
     ) -> tuple[list[tuple[int, int, float]], dict[str, int]]:
         """The ``limit`` best passages for the words ``stems`` by BM25, as (passage id, document id, score), best
         first (ties by id), and the number of passages holding each stem (absent: none).
 
         ``added``: (passage ids, scores) to add before ranking, for quoted phrases that FTS5 scored; they come first
-        in the sum, as phrases come first in the FTS5 query the searcher would otherwise send.
+        in the sum, as phrases come first in the FTS5 query the searcher would otherwise send. ``collection``: the
+        statistics to score with when this index is one shard of a collection (the numbers returned stay this
+        index's own).
         """
         snapshot, lists = self._lists(conn, version, stems)
+        if collection is None:
+            collection = WordStatistics(snapshot.passages, snapshot.total_length, {})
         ids, weights = [], []
         if added is not None and added[0].size:
             ids.append(added[0])
@@ -89,7 +116,8 @@ class WordIndex:
                 continue
             df[stem] = int(passages.size)
             ids.append(passages)
-            weights.append(_bm25_terms(snapshot, passages, counts))
+            hits = collection.frequencies.get(stem, passages.size)
+            weights.append(_bm25_terms(snapshot, collection, hits, passages, counts))
         if not ids:
             return [], df
         matched, total = _sums(np.concatenate(ids), np.concatenate(weights))
@@ -105,8 +133,13 @@ class WordIndex:
 
     def frequencies(self, conn: sqlite3.Connection, version: Hashable, stems: Sequence[str]) -> dict[str, int]:
         """Live passages holding each stem (stems in none left out)."""
-        _, lists = self._lists(conn, version, stems)
-        return {s: int(p.size) for s, (p, _) in zip(stems, lists) if p.size}
+        return dict(self.statistics(conn, version, stems).frequencies)
+
+    def statistics(self, conn: sqlite3.Connection, version: Hashable, stems: Sequence[str]) -> WordStatistics:
+        """This index's BM25 statistics for ``stems``: what a shard adds to its collection's."""
+        snapshot, lists = self._lists(conn, version, stems)
+        return WordStatistics(snapshot.passages, snapshot.total_length,
+                              {s: int(p.size) for s, (p, _) in zip(stems, lists) if p.size})
 
     def _lists(self, conn: sqlite3.Connection, version: Hashable,
                stems: Sequence[str]) -> tuple[_Snapshot, list[tuple[np.ndarray, np.ndarray]]]:
@@ -157,9 +190,7 @@ def _load(conn: sqlite3.Connection, version: Hashable, previous: _Snapshot | Non
         owner[s.members] = s.owners
     dead = np.array([r[0] for r in conn.execute("SELECT passage_id FROM lexical_dead")], dtype=np.int64)
     live[dead[dead < size]] = False
-    passages = int(live.sum())
-    mean_length = float(length[live].sum()) / passages if passages else 0.0
-    return _Snapshot(version, tuple(segments), live, length, owner, passages, mean_length)
+    return _Snapshot(version, tuple(segments), live, length, owner, int(live.sum()), float(length[live].sum()))
 
 
 def _fetch(conn: sqlite3.Connection, snapshot: _Snapshot,
@@ -223,6 +254,8 @@ def idf(passages: int, hits: int) -> float:
     return value if value > 0.0 else MIN_IDF
 
 
-def _bm25_terms(snapshot: _Snapshot, passages: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """One word's BM25 term for each of its ``passages``, in the order of operations of fts5_aux.c."""
-    return idf(snapshot.passages, passages.size) * ((counts * (BM25_K1 + 1.0)) / (counts + BM25_K1 * (1 - BM25_B + BM25_B * snapshot.length[passages] / snapshot.mean_length)))
+def _bm25_terms(snapshot: _Snapshot, collection: WordStatistics, hits: int, passages: np.ndarray,
+                counts: np.ndarray) -> np.ndarray:
+    """One word's BM25 term for each of its ``passages`` (the word is in ``hits`` of the ``collection``'s), in the
+    order of operations of fts5_aux.c."""
+    return idf(collection.passages, hits) * ((counts * (BM25_K1 + 1.0)) / (counts + BM25_K1 * (1 - BM25_B + BM25_B * snapshot.length[passages] / collection.mean_length)))

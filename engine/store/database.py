@@ -26,7 +26,7 @@ from filelock import FileLock
 from engine.errors import Cancelled, ConfigError, IndexDamagedError, IndexReadOnlyError, QuireError
 from engine.ingest.documents import NewDocument
 from engine.store import postings, schema, space
-from engine.store.bm25 import WordIndex
+from engine.store.bm25 import WordIndex, WordStatistics
 from engine.store.chunks import in_chunks
 from engine.text.paths import from_column, to_column
 
@@ -637,15 +637,20 @@ class Store:
         :meth:`build_word_index`)."""
         return self.get_meta(postings.BACKFILL_META) is None
 
-    def word_bm25(self, stems: Sequence[str], limit: int,
-                  added: tuple[np.ndarray, np.ndarray] | None = None) -> list[tuple[int, int, float]]:
+    def word_bm25(self, stems: Sequence[str], limit: int, added: tuple[np.ndarray, np.ndarray] | None = None,
+                  collection: WordStatistics | None = None) -> list[tuple[int, int, float]]:
         """(passage id, document id, BM25 score) of the ``limit`` best passages for words ``stems`` (as the index
         stores them), best first, from the word index: the scores FTS5's bm25() gives for the same words OR-ed.
         ``added``: (passage ids, scores) of quoted phrases that FTS5 scored, added first. The words' document
-        frequencies are kept for :meth:`term_document_frequencies`."""
-        rows, df = self._words.scores(self.db.conn, self._version(), stems, limit, added)
+        frequencies are kept for :meth:`term_document_frequencies`. ``collection``: the statistics to score with, for
+        a shard of a collection (:meth:`word_statistics` summed over the shards)."""
+        rows, df = self._words.scores(self.db.conn, self._version(), stems, limit, added, collection)
         self._counts().update({"term:" + s: df.get(s, 0) for s in stems})
         return rows
+
+    def word_statistics(self, stems: Sequence[str]) -> WordStatistics:
+        """This index's BM25 statistics for ``stems`` from the word index (which must be ready)."""
+        return self._words.statistics(self.db.conn, self._version(), stems)
 
     def build_word_index(self, *, batch: int = 5_000, progress: Callable[[int, int], None] | None = None,
                          cancel: threading.Event | None = None) -> None:

@@ -1,0 +1,140 @@
+"""A sharded collection on a real local Ray cluster (2 CPUs): indexed by writer actors and read tasks, searched by
+reader actors, it ranks as one index does; a writer or a driver killed mid-run loses nothing a rerun does not
+finish (engine.cluster.remote)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray", reason="ray is not installed (pip install 'quire[cluster]')")
+
+from sharding import compare, write_documents  # noqa: E402
+
+from engine import Index, IndexConfig, Mode  # noqa: E402
+from engine.cluster import remote  # noqa: E402
+from engine.cluster.collection import Collection  # noqa: E402
+from engine.cluster.indexing import index_collection  # noqa: E402
+from engine.cluster.routing import shard_of  # noqa: E402
+from engine.errors import QuireError  # noqa: E402
+from engine.search.like import LikeSource  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+# Small batches: a run commits every few documents, so a kill lands between commits of an unfinished shard.
+CONFIG = IndexConfig(workers=0, batch_sentences=16)
+KILL_WAIT = 60
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    """A local cluster of 2 CPUs for this module; its address."""
+    remote.connect("local", cpus=2)
+    try:
+        yield ray.get_runtime_context().gcs_address
+    finally:
+        ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def single(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(documents, one index of them made without a cluster)."""
+    root = tmp_path_factory.mktemp("cluster")
+    docs = write_documents(root / "docs")
+    with Index(root / "one", config=CONFIG) as index:
+        index.add([docs])
+    return docs, root / "one"
+
+
+def _per_shard(collection: Path, shards: int) -> list[dict[str, int]]:
+    """Each shard's documents and their sentence counts."""
+    out = []
+    for shard in range(shards):
+        with Index(collection / f"shard-{shard:03d}", create=False) as index:
+            out.append({f["path"]: f["sentences"] for f in index.status(files=True).files})
+    return out
+
+
+def _expected(one: Path, shards: int) -> list[dict[str, int]]:
+    """What an uninterrupted run puts in each shard: the single index's documents, routed by path."""
+    with Index(one, create=False) as index:
+        files = index.status(files=True).files
+    return [{f["path"]: f["sentences"] for f in files if shard_of(f["path"], shards) == s} for s in range(shards)]
+
+
+def _indexed(shard: Path) -> int:
+    """Documents a shard has committed (0 before it exists), read without opening it for writing."""
+    try:
+        with sqlite3.connect(f"file:{shard / 'index.db'}?mode=ro", uri=True) as conn:
+            return conn.execute("SELECT count(*) FROM documents WHERE status = 'indexed'").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def _wait_for_a_commit(shard: Path) -> None:
+    deadline = time.monotonic() + KILL_WAIT
+    while _indexed(shard) == 0:
+        assert time.monotonic() < deadline, "the shard's writer never committed"
+        time.sleep(0.02)
+
+
+def test_four_shards_on_a_cluster_rank_as_one_index(cluster: str, single: tuple[Path, Path], tmp_path: Path) -> None:
+    docs, one = single
+    report = index_collection(tmp_path / "four", [docs], 4, config=CONFIG, cluster="local")
+    assert report.documents == 52
+    assert _per_shard(tmp_path / "four", 4) == _expected(one, 4)
+    with Index(one, create=False) as index, Collection(tmp_path / "four", cluster="local") as sharded:
+        worst = compare(index, sharded)
+        assert worst[Mode.SEMANTIC] >= 0.95 and worst[Mode.HYBRID] >= 0.95
+        assert (sharded.status().indexed, sharded.status().sentences) == (52, index.status().sentences)
+        source = LikeSource(str(sorted(docs.rglob("*.txt"))[7]))
+        like = [r.path for r in sharded.search_like(source, include_weak=True, explain=False).results]
+        assert like and source.path not in like
+
+
+def test_a_writer_killed_mid_run_is_finished_by_a_rerun(cluster: str, single: tuple[Path, Path],
+                                                         tmp_path: Path) -> None:
+    docs, one = single
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            index_collection(tmp_path / "two", [docs], 2, config=CONFIG, cluster="local")
+        except QuireError as e:
+            failed.append(e)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    _wait_for_a_commit(tmp_path / "two" / "shard-000")
+    ray.kill(ray.get_actor(remote.writer_name(0), namespace=remote.NAMESPACE))
+    thread.join()
+    assert failed and "run the same command again" in str(failed[0])
+    assert _indexed(tmp_path / "two" / "shard-000") < len(_expected(one, 2)[0])
+    index_collection(tmp_path / "two", [docs], 2, config=CONFIG, cluster="local")
+    assert _per_shard(tmp_path / "two", 2) == _expected(one, 2)
+
+
+def test_a_driver_killed_mid_run_is_finished_by_a_rerun(cluster: str, single: tuple[Path, Path],
+                                                         tmp_path: Path) -> None:
+    docs, one = single
+    db = tmp_path / "two"
+    command = [sys.executable, "-m", "app.cli", "index", str(docs), "--db", str(db), "--shards", "2", "--batch", "16",
+               "--cluster", cluster, "--json"]
+    driver = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        _wait_for_a_commit(db / "shard-000")
+    finally:
+        os.kill(driver.pid, signal.SIGKILL)
+        driver.wait()
+    assert _indexed(db / "shard-000") < len(_expected(one, 2)[0])
+    # the rerun from this process, whose workers on the cluster are started already
+    index_collection(db, [docs], 2, config=CONFIG, cluster=cluster)
+    assert _per_shard(db, 2) == _expected(one, 2)
