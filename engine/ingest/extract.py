@@ -118,7 +118,10 @@ def extract(path_str: str, limits: Limits, known_hash: str | None = None) -> Ext
     path = Path(path_str)
     try:
         st = path.stat()
+        readers.check_size(st.st_size, limits)
         digest = content_hash(path) if st.st_size else ""
+    except ReadError as e:
+        return Extracted(path_str, st.st_size, st.st_mtime, "", status=e.status, reason=e.reason)
     except OSError as e:
         reason = "permission denied" if isinstance(e, PermissionError) else f"cannot read: {e.strerror or e}"
         return Extracted(path_str, 0, 0.0, "", status="failed", reason=reason)
