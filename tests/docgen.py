@@ -10,7 +10,9 @@ from __future__ import annotations
 import gzip
 import io
 import random
+import struct
 import zipfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -360,6 +362,21 @@ def make_zip_bomb(folder: Path, name: str = "bomb.docx", megabytes: int = 50) ->
         for _ in range(megabytes):
             entry.write(chunk)
     return path
+
+
+def make_lying_zip(folder: Path, name: str = "liar.docx", megabytes: int = 100, declared: int = 1000) -> Path:
+    """A zip whose one entry inflates to ``megabytes`` of zeros while its headers say ``declared`` bytes (about
+    1 KB on disk per MB inflated): the declared sizes pass any check that trusts them."""
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -15)
+    data = b"".join(deflate.compress(bytes(1 << 20)) for _ in range(megabytes)) + deflate.flush()
+    member = b"word/document.xml"
+    # version, flags, method (8: deflate), time, date, CRC-32, packed size, unpacked size (the lie), name length
+    sizes = struct.pack("<HHHHHIII", 20, 0, 8, 0, 0x21, 0, len(data), declared)
+    local = b"PK\x03\x04" + sizes + struct.pack("<HH", len(member), 0) + member
+    central = (b"PK\x01\x02" + struct.pack("<H", 20) + sizes
+               + struct.pack("<HHHHHII", len(member), 0, 0, 0, 0, 0, 0) + member)
+    end = b"PK\x05\x06" + struct.pack("<HHHHIIH", 0, 0, 1, 1, len(central), len(local) + len(data), 0)
+    return _write(folder / name, local + data + central + end)
 
 
 # Every registered reader's name maps to a generator of a good sample of its format.
