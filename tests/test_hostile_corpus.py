@@ -67,7 +67,8 @@ def index_measured(docs: Path, db: Path, workers: int = 0) -> Run:
 
 
 def hostile_corpus(root: Path) -> Path:
-    """Good files beside a sparse 2 GB file and a 1 MB DOCX whose zip headers lie about its 1 GB of text."""
+    """Good files beside a sparse 2 GB file, a 1 MB DOCX whose zip headers lie about its 1 GB of text and "Go now."
+    written 500,000 times (4 MB)."""
     for rel, text in GOOD.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text + "\n")
@@ -76,6 +77,7 @@ def hostile_corpus(root: Path) -> Path:
     with (hostile / "sparse.txt").open("wb") as handle:
         handle.truncate(2_000_000_000)
     docgen.make_lying_zip(hostile, "liar.docx", megabytes=1000)
+    (hostile / "repeated.txt").write_text("Go now.\n" * 500_000)
     return root
 
 
@@ -96,6 +98,10 @@ def test_good_files_are_found(run: Run, rel: str) -> None:
     with Index(run.db) as idx:
         results = idx.search(GOOD[rel], k=1, explain=False).results
     assert Path(results[0].path).name == Path(rel).name
+
+
+def test_a_sentence_repeated_is_one_sentence(run: Run) -> None:
+    assert (run.files["repeated.txt"]["status"], run.files["repeated.txt"]["sentences"]) == ("indexed", 1)
 
 
 @pytest.mark.parametrize(("name", "status", "reason"), [

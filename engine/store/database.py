@@ -53,7 +53,8 @@ class SentenceRecord:
 
 @dataclass(frozen=True)
 class NewDocument:
-    """Everything needed to (re)write one indexed document; ``passages`` are (first, last) sentence ordinals."""
+    """Everything needed to (re)write one indexed document; ``passages`` are (first, last) sentence ordinals;
+    ``reason`` says why it is indexed only in part (cut at the sentence limit), None when it is whole."""
 
     path: str
     size: int
@@ -63,6 +64,7 @@ class NewDocument:
     kind: str
     sentences: tuple[SentenceRecord, ...]
     passages: tuple[tuple[int, int], ...]
+    reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -343,7 +345,7 @@ class Store:
                 if facets is not None and facets[i] is not None:
                     facet_rows.extend((sid + k, *row) for k, row in enumerate(facets[i]))
                 doc_row = {"path": to_column(doc.path), "size": doc.size, "mtime": doc.mtime, "hash": doc.hash,
-                           "status": "indexed", "reason": None, "title": doc.title, "kind": doc.kind,
+                           "status": "indexed", "reason": doc.reason, "title": doc.title, "kind": doc.kind,
                            "sentences": len(doc.sentences), "updated_at": now}
                 existing = self.db.execute("SELECT id FROM documents WHERE path = ?", [doc_row["path"]]).fetchone()
                 if existing:
