@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
+from engine.errors import ReadError
+from engine.ingest.budget import GRACE_SECONDS, over_budget_reason, time_budget
 from engine.ingest.extract import Extracted, extract
 from engine.ingest.readers.base import Limits
 
@@ -124,8 +126,11 @@ def _readers(workers: int) -> ProcessPoolExecutor:
                                initializer=_die_with_parent, initargs=(os.getpid(),))
 
 
-def _read_task(reader: Reader, task: list[Job], limits: Limits, prepare: Prepare | None) -> list[Extracted]:
-    outcomes = [reader(path, limits, known) for path, known in task]
+def _read_task(reader: Reader, task: list[Job], limits: Limits, prepare: Prepare | None,
+               kill: bool) -> list[Extracted]:
+    """Read a task's files, each within the time budget; ``kill``: this is a reader process, which may be ended when a
+    file will not stop (``engine.ingest.budget``)."""
+    outcomes = [_read_within(reader, path, limits, known, kill) for path, known in task]
     if prepare is None:
         return outcomes
     try:
@@ -133,6 +138,24 @@ def _read_task(reader: Reader, task: list[Job], limits: Limits, prepare: Prepare
     except Exception:  # the documents were read: a failure to prepare them must not lose them or stop the run
         log.exception("preparing %d documents failed; the indexer does their part itself", len(outcomes))
         return outcomes
+
+
+def _read_within(reader: Reader, path: str, limits: Limits, known: str | None, kill: bool) -> Extracted:
+    try:
+        with time_budget(limits.read_seconds, kill=kill):
+            return reader(path, limits, known)
+    except ReadError as e:  # only the budget raises: a reader records a bad file's reason in its outcome
+        return _declined(path, e.status, e.reason)
+
+
+def _declined(path: str, status: str, reason: str) -> Extracted:
+    """The outcome for a file the pool gave up on; its size and time are kept, so that an unchanged file is not read
+    again by the next run."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return Extracted(path, 0, 0.0, "", status=status, reason=reason)
+    return Extracted(path, st.st_size, st.st_mtime, "", status=status, reason=reason)
 
 
 def extract_all(jobs: list[Job], limits: Limits, workers: int, reader: Reader = extract,
@@ -144,7 +167,7 @@ def extract_all(jobs: list[Job], limits: Limits, workers: int, reader: Reader = 
     """
     if workers <= 0 or len(jobs) < MIN_FILES_FOR_POOL:
         for start in range(0, len(jobs), TASK_FILES):
-            yield from _read_task(reader, jobs[start : start + TASK_FILES], limits, prepare)
+            yield from _read_task(reader, jobs[start : start + TASK_FILES], limits, prepare, False)
         return
     pending = list(reversed(jobs))
     while pending:
@@ -154,7 +177,7 @@ def extract_all(jobs: list[Job], limits: Limits, workers: int, reader: Reader = 
             while pending or window.tasks:
                 while pending and window.has_room():
                     task, size = window.next_task(pending)
-                    window.put(executor.submit(_read_task, reader, task, limits, prepare), task, size)
+                    window.put(executor.submit(_read_task, reader, task, limits, prepare, True), task, size)
                 done, _ = wait(window.tasks, return_when=FIRST_COMPLETED)
                 for future in done:
                     outcomes = future.result()  # raises while the task is still in the window, if its worker died
@@ -172,12 +195,12 @@ def extract_all(jobs: list[Job], limits: Limits, workers: int, reader: Reader = 
 
 def _after_crash(window: _Window, pending: list[Job], limits: Limits, reader: Reader,
                  prepare: Prepare | None) -> Iterator[Extracted]:
-    """A worker died (segfault, out of memory) reading one of the files it had been handed.
+    """A worker died (segfault, out of memory, or ended by its watchdog) reading one of the files it had been handed.
 
     Workers take tasks in submission order, and only the first ``workers + 1`` unfinished ones (those in the
     workers' hands and the one queued beside them) can have been started: each of their files is retried alone, and
-    the one that kills its worker again is recorded as failed. The later tasks were never read; their files go back
-    to the queue for the next pool.
+    the one that kills its worker again is recorded as failed, or as too slow when its watchdog ended it. The later
+    tasks were never read; their files go back to the queue for the next pool.
     """
     unfinished: list[list[Job]] = []
     for future, (task, _) in window.tasks.items():
@@ -194,9 +217,14 @@ def _after_crash(window: _Window, pending: list[Job], limits: Limits, reader: Re
 
 def _isolated(job: Job, limits: Limits, reader: Reader, prepare: Prepare | None) -> Extracted:
     path = job[0]
+    started = time.monotonic()
     with _readers(1) as single:
         try:
-            return single.submit(_read_task, reader, [job], limits, prepare).result()[0]
+            return single.submit(_read_task, reader, [job], limits, prepare, True).result()[0]
         except BrokenProcessPool:
+            # alone in its process, a file still read when the watchdog's time came was what it ended
+            if time.monotonic() - started >= limits.read_seconds + GRACE_SECONDS:
+                log.error("reading %s took too long; its reader was ended", path)
+                return _declined(path, "skipped", over_budget_reason(limits.read_seconds))
             log.error("reader crashed on %s", path)
             return Extracted(path, 0, 0.0, "", status="failed", reason="the reader crashed on this file")
