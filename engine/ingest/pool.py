@@ -211,20 +211,36 @@ def _after_crash(window: _Window, pending: list[Job], limits: Limits, reader: Re
     suspects = [job for task in unfinished[: window.workers + 1] for job in task]
     log.warning("a reader process crashed; retrying %d files one at a time", len(suspects))
     pending.extend(reversed([job for task in unfinished[window.workers + 1 :] for job in task]))
-    for job in suspects:
-        yield _isolated(job, limits, reader, prepare)
+    yield from _one_at_a_time(suspects, limits, reader, prepare)
 
 
-def _isolated(job: Job, limits: Limits, reader: Reader, prepare: Prepare | None) -> Extracted:
-    path = job[0]
-    started = time.monotonic()
-    with _readers(1) as single:
-        try:
-            return single.submit(_read_task, reader, [job], limits, prepare, True).result()[0]
-        except BrokenProcessPool:
-            # alone in its process, a file still read when the watchdog's time came was what it ended
-            if time.monotonic() - started >= limits.read_seconds + GRACE_SECONDS:
-                log.error("reading %s took too long; its reader was ended", path)
-                return _declined(path, "skipped", over_budget_reason(limits.read_seconds))
-            log.error("reader crashed on %s", path)
-            return Extracted(path, 0, 0.0, "", status="failed", reason="the reader crashed on this file")
+def _one_at_a_time(jobs: list[Job], limits: Limits, reader: Reader, prepare: Prepare | None) -> Iterator[Extracted]:
+    """Read each file as a task of its own in one reader process, so that a file that ends it is known; the process
+    is replaced only then (a process per file cost a second and more each, 24 s for the 16 files beside a glyph
+    bomb)."""
+    single: ProcessPoolExecutor | None = None
+    try:
+        for path, known in jobs:
+            if single is None:
+                single = _readers(1)
+            started = time.monotonic()
+            try:
+                outcome = single.submit(_read_task, reader, [(path, known)], limits, prepare, True).result()[0]
+            except BrokenProcessPool:
+                single.shutdown(wait=False, cancel_futures=True)
+                single = None
+                outcome = _ended(path, time.monotonic() - started, limits)
+            yield outcome
+    finally:
+        if single is not None:
+            single.shutdown(wait=True)
+
+
+def _ended(path: str, seconds: float, limits: Limits) -> Extracted:
+    """The outcome for a file whose reader process ended while reading it alone for ``seconds``."""
+    # a file still read when the watchdog's time came was what it ended
+    if seconds >= limits.read_seconds + GRACE_SECONDS:
+        log.error("reading %s took too long; its reader was ended", path)
+        return _declined(path, "skipped", over_budget_reason(limits.read_seconds))
+    log.error("reader crashed on %s", path)
+    return Extracted(path, 0, 0.0, "", status="failed", reason="the reader crashed on this file")
