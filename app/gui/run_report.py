@@ -40,6 +40,9 @@ def run_message(report: IndexReport, announced: Iterable[Problem]) -> tuple[str,
                      f"in {report.seconds:.1f} s")
     if report.removed:
         parts.append(f"{counted(report.removed, 'deleted file')} left the index")
-    if new:
-        parts.append(f"{counted(len(new), 'file')} not indexed (see File report)")
+    cut = sum(status == "indexed" for _, status, _ in new)  # indexed up to a limit, the rest left out
+    if len(new) > cut:
+        parts.append(f"{counted(len(new) - cut, 'file')} not indexed (see File report)")
+    if cut:
+        parts.append(f"{counted(cut, 'file')} indexed only in part (see File report)")
     return "; ".join(parts), frozenset(announced) | new
