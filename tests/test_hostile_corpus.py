@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from engine import Index
+from engine.ingest.pool import MIN_FILES_FOR_POOL
 from tests import docgen
 from tests.measured import Run, index_measured
 
@@ -20,9 +21,9 @@ GOOD = {
     "keeper.txt": docgen.TEXT_SENTENCE,
     "kettles.txt": docgen.HTML_SENTENCE,
 }
-# Enough good files that the run reads in reader processes (engine.ingest.pool.MIN_FILES_FOR_POOL), where the time
-# budget can end a reader stuck in C code.
-FILLERS = 12
+# Enough good files that the run reads in reader processes (MIN_FILES_FOR_POOL), where the time budget can end a
+# reader stuck in C code.
+FILLERS = MIN_FILES_FOR_POOL - len(GOOD)
 # The glyph bomb's reader grows by 250 to 400 MB a second in pdfium until it is ended after three seconds (left
 # alone it would take its 10 s in C and gigabytes more in our layout code); the lying zip alone used to take 2.37 GB.
 PEAK_MB = 2000
@@ -76,6 +77,22 @@ def test_a_document_cut_at_the_limit_is_in_the_run_report(run: Run) -> None:
     cut = {Path(issue["path"]).name: issue for issue in run.report["skipped"]}["many.txt"]
     assert cut == {**cut, "status": "indexed", "reason": "too many sentences: only the first 2,000 are indexed"}
     assert run.files["many.txt"]["sentences"] == docgen.SMALL_LIMITS["max_sentences"]
+
+
+def test_a_reader_past_its_memory_is_ended(tmp_path: Path) -> None:
+    # With time to spare, the glyph bomb's reader grows past a memory budget: its process is ended, the file
+    # recorded and the files beside it read.
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for n in range(MIN_FILES_FOR_POOL):
+        (docs / f"filler{n}.txt").write_text(f"Filler note {n} is about nothing much.\n")
+    docgen.make_glyph_bomb_pdf(docs, 6, 12)
+    limits = {"read_seconds": 60.0, "max_reader_bytes": 800_000_000}
+    run = index_measured(docs, tmp_path / "index", limits, workers=2)
+    assert run.files["glyphs.pdf"]["status"] == "skipped"
+    assert run.files["glyphs.pdf"]["reason"] == "needed more than 800 MB of memory to read"
+    assert sum(record["status"] == "indexed" for record in run.files.values()) == MIN_FILES_FOR_POOL
+    assert run.seconds < RUN_SECONDS and run.peak_mb < 1200  # checked every 0.25 s: 100 MB over at most
 
 
 def test_a_slow_file_read_in_the_indexer_process_is_given_up_too(tmp_path: Path) -> None:

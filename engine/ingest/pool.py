@@ -13,14 +13,16 @@ import multiprocessing
 import os
 import signal
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 
 from engine.errors import ReadError
-from engine.ingest.budget import GRACE_SECONDS, over_budget_reason, time_budget
+from engine.ingest.budget import last_words_to, read_budget
 from engine.ingest.extract import Extracted, extract
 from engine.ingest.readers.base import Limits
 
@@ -120,16 +122,24 @@ def _die_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="quire-parent-watch", daemon=True).start()
 
 
-def _readers(workers: int) -> ProcessPoolExecutor:
-    """A pool of ``workers`` reader processes, started with ``spawn``, that end with this process."""
+def _start_reader(parent: int, last_words: Path | None) -> None:
+    """Initializer of a reader process: it ends with its parent, and its watchdog writes to ``last_words`` why it
+    ended it (``engine.ingest.budget``)."""
+    _die_with_parent(parent)
+    last_words_to(last_words)
+
+
+def _readers(workers: int, last_words: Path | None = None) -> ProcessPoolExecutor:
+    """A pool of ``workers`` reader processes, started with ``spawn``, that end with this process; see
+    :func:`_start_reader` for ``last_words``."""
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_die_with_parent, initargs=(os.getpid(),))
+                               initializer=_start_reader, initargs=(os.getpid(), last_words))
 
 
 def _read_task(reader: Reader, task: list[Job], limits: Limits, prepare: Prepare | None,
                kill: bool) -> list[Extracted]:
-    """Read a task's files, each within the time budget; ``kill``: this is a reader process, which may be ended when a
-    file will not stop (``engine.ingest.budget``)."""
+    """Read a task's files, each within the time and memory budget; ``kill``: this is a reader process, which may be
+    ended when a file will not stop or takes too much memory (``engine.ingest.budget``)."""
     outcomes = [_read_within(reader, path, limits, known, kill) for path, known in task]
     if prepare is None:
         return outcomes
@@ -142,7 +152,7 @@ def _read_task(reader: Reader, task: list[Job], limits: Limits, prepare: Prepare
 
 def _read_within(reader: Reader, path: str, limits: Limits, known: str | None, kill: bool) -> Extracted:
     try:
-        with time_budget(limits.read_seconds, kill=kill):
+        with read_budget(limits, kill=kill):
             return reader(path, limits, known)
     except ReadError as e:  # only the budget raises: a reader records a bad file's reason in its outcome
         return _declined(path, e.status, e.reason)
@@ -217,30 +227,31 @@ def _after_crash(window: _Window, pending: list[Job], limits: Limits, reader: Re
 def _one_at_a_time(jobs: list[Job], limits: Limits, reader: Reader, prepare: Prepare | None) -> Iterator[Extracted]:
     """Read each file as a task of its own in one reader process, so that a file that ends it is known; the process
     is replaced only then (a process per file cost a second and more each, 24 s for the 16 files beside a glyph
-    bomb)."""
+    bomb). A process ended by its watchdog leaves the reason in a file of its own."""
     single: ProcessPoolExecutor | None = None
-    try:
-        for path, known in jobs:
-            if single is None:
-                single = _readers(1)
-            started = time.monotonic()
-            try:
-                outcome = single.submit(_read_task, reader, [(path, known)], limits, prepare, True).result()[0]
-            except BrokenProcessPool:
-                single.shutdown(wait=False, cancel_futures=True)
-                single = None
-                outcome = _ended(path, time.monotonic() - started, limits)
-            yield outcome
-    finally:
-        if single is not None:
-            single.shutdown(wait=True)
+    with tempfile.TemporaryDirectory(prefix="quire-reader-") as folder:
+        last_words = Path(folder) / "last-words"
+        try:
+            for path, known in jobs:
+                if single is None:
+                    single = _readers(1, last_words)
+                try:
+                    outcome = single.submit(_read_task, reader, [(path, known)], limits, prepare, True).result()[0]
+                except BrokenProcessPool:
+                    single.shutdown(wait=False, cancel_futures=True)
+                    single = None
+                    outcome = _ended(path, last_words.read_text(encoding="utf-8") if last_words.exists() else None)
+                    last_words.unlink(missing_ok=True)
+                yield outcome
+        finally:
+            if single is not None:
+                single.shutdown(wait=True)
 
 
-def _ended(path: str, seconds: float, limits: Limits) -> Extracted:
-    """The outcome for a file whose reader process ended while reading it alone for ``seconds``."""
-    # a file still read when the watchdog's time came was what it ended
-    if seconds >= limits.read_seconds + GRACE_SECONDS:
-        log.error("reading %s took too long; its reader was ended", path)
-        return _declined(path, "skipped", over_budget_reason(limits.read_seconds))
+def _ended(path: str, why: str | None) -> Extracted:
+    """The outcome for a file whose reader process ended while reading it alone; ``why``: what its watchdog said."""
+    if why:
+        log.error("reading %s was stopped: %s", path, why)
+        return _declined(path, "skipped", why)
     log.error("reader crashed on %s", path)
     return Extracted(path, 0, 0.0, "", status="failed", reason="the reader crashed on this file")

@@ -40,7 +40,8 @@ class Limits:
     zip bombs for our purposes; 20 million characters of extracted text per file; 50,000 sentences per document, about
     2,000 pages (War and Peace has 25,000 sentences), past which a document is indexed up to the limit: a 20 KB PDF
     that draws one glyph run 200,000 times became 200,000 sentences, 492 MB of index and 151 s of work; 120 seconds to
-    read a file (``engine.ingest.budget``, docs/decisions/0012-reader-time-budget.md).
+    read a file, and 4 GB of resident memory for a reader process reading it (``engine.ingest.budget``,
+    docs/decisions/0012-reader-time-budget.md).
     """
 
     max_file_bytes: int = 100_000_000
@@ -49,7 +50,9 @@ class Limits:
     max_chars: int = 20_000_000
     max_sentences: int = 50_000
     read_seconds: float = 120.0
+    max_reader_bytes: int = 4_000_000_000
     read_seconds: float = 120.0
+    max_reader_bytes: int = 4_000_000_000
     ignore: tuple[str, ...] = field(default_factory=tuple)
 
 
