@@ -3,7 +3,9 @@
 The corpus is made at test time, at full size where that is cheap (a sparse file, a zip whose headers lie) and
 smaller where the real one is slow. One indexing run reads it in a child process, measured (tests/measured.py): each
 hostile file must be recorded with its reason, the run must stay within a time and memory bound (the real inputs
-cost minutes and gigabytes before), and the good files must still be found.
+cost minutes and gigabytes before), and the good files must still be found. Two more runs check the per-file budget
+where the hostile corpus does not reach it: a reader ended for its memory, and a slow file read in the indexer's own
+process (docs/decisions/0012-reader-time-budget.md).
 """
 
 from __future__ import annotations

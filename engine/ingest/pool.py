@@ -209,8 +209,8 @@ def _after_crash(window: _Window, pending: list[Job], limits: Limits, reader: Re
 
     Workers take tasks in submission order, and only the first ``workers + 1`` unfinished ones (those in the
     workers' hands and the one queued beside them) can have been started: each of their files is retried alone, and
-    the one that kills its worker again is recorded as failed, or as too slow when its watchdog ended it. The later
-    tasks were never read; their files go back to the queue for the next pool.
+    the one that kills its worker again is recorded as failed, or with the reason its watchdog gave for ending it (too
+    slow, too much memory). The later tasks were never read; their files go back to the queue for the next pool.
     """
     unfinished: list[list[Job]] = []
     for future, (task, _) in window.tasks.items():
