@@ -661,7 +661,7 @@ class _Run:
         """(path, known hash) when the file must be read: new, changed in size or time, or failed last time."""
         if record and record["status"] != "failed" and record["size"] == size and record["mtime"] == mtime:
             self.unchanged += 1
-            if record["status"] != "indexed":
+            if record["status"] != "indexed" or record["reason"]:
                 self.issues.append(FileIssue(path, record["status"], record["reason"] or ""))
             return None
         # a failed file is read again even if its bytes are the same: the cause may have been passing
@@ -687,6 +687,8 @@ class _Run:
         elif outcome.document is None:
             self._unindexed(outcome)
         else:
+            if outcome.reason:  # indexed only in part
+                self.issues.append(FileIssue(outcome.path, outcome.status, outcome.reason))
             self._pending.append(outcome)
             self._pending_sentences += len(outcome.document.sentences)
             if self._pending_sentences >= self.config.batch_sentences:

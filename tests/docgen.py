@@ -10,9 +10,12 @@ from __future__ import annotations
 import gzip
 import io
 import random
+import struct
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import docx
@@ -149,6 +152,11 @@ def build_pdf(pages: list[bytes], title: str | None = None) -> bytes:
     objects[2] = f"<< /Type /Pages /Kids [{' '.join(kids)}] /Count {len(pages)} >>".encode()
     info_id = 4 + 2 * len(pages)
     objects[info_id] = f"<< /Title {_pdf_string(title or '')} /Producer (docgen) >>".encode("latin-1")
+    return _pdf_file(objects, info_id)
+
+
+def _pdf_file(objects: dict[int, bytes], info_id: int) -> bytes:
+    """Objects 1 to ``info_id`` (1: the catalog, ``info_id``: the document information) as a PDF file."""
     out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     offsets = {}
     for number in sorted(objects):
@@ -160,6 +168,34 @@ def build_pdf(pages: list[bytes], title: str | None = None) -> bytes:
         out += b"%010d 00000 n \n" % offsets[number]
     out += b"trailer\n<< /Size %d /Root 1 0 R /Info %d 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (info_id + 1, info_id, xref)
     return bytes(out)
+
+
+def make_glyph_bomb_pdf(folder: Path, depth: int = 5, fanout: int = 10) -> Path:
+    """A PDF of a few KB whose one page draws a line of text ``fanout ** depth`` times: each of ``depth`` nested
+    forms draws the one below it ``fanout`` times, shifted, as a "glyph bomb" does."""
+    objects: dict[int, bytes] = {
+        1: b"<< /Type /Catalog /Pages 2 0 R >>",
+        2: b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+        3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+        4: b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /XObject << /X 10 0 R >> >>"
+           b" /Contents 5 0 R >>",
+    }
+    page = b"/X Do"
+    objects[5] = b"<< /Length %d >>\nstream\n%s\nendstream" % (len(page), page)
+    for level in range(depth):  # object 10 is the outermost form, 10 + depth - 1 the line of text
+        if level == depth - 1:
+            content, resources = b"BT /F1 2 Tf 0 0 Td (Go now, the bomb said.) Tj ET", b"/Font << /F1 3 0 R >>"
+        else:
+            step = 60 / fanout ** (level + 1)
+            content = b"\n".join(b"q 1 0 0 1 %.4f %.4f cm /X Do Q" % (i * step * 5, i * step * 10) for i in range(fanout))
+            resources = b"/XObject << /X %d 0 R >>" % (11 + level)
+        objects[10 + level] = (b"<< /Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << %s >>"
+                               b" /Length %d >>\nstream\n%s\nendstream" % (resources, len(content), content))
+    info_id = 10 + depth
+    objects[info_id] = b"<< /Producer (docgen) >>"
+    for number in range(6, 10):
+        objects[number] = b"null"
+    return _write(folder / "glyphs.pdf", _pdf_file(objects, info_id))
 
 
 def _wrapped(sentence: str, width: int) -> list[str]:
@@ -361,6 +397,80 @@ def make_zip_bomb(folder: Path, name: str = "bomb.docx", megabytes: int = 50) ->
         for _ in range(megabytes):
             entry.write(chunk)
     return path
+
+
+def make_lying_zip(folder: Path, name: str = "liar.docx", megabytes: int = 100, declared: int = 1000) -> Path:
+    """A zip whose one entry inflates to ``megabytes`` of zeros while its headers say ``declared`` bytes (about
+    1 KB on disk per MB inflated): the declared sizes pass any check that trusts them."""
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -15)
+    data = b"".join(deflate.compress(bytes(1 << 20)) for _ in range(megabytes)) + deflate.flush()
+    member = b"word/document.xml"
+    # version, flags, method (8: deflate), time, date, CRC-32, packed size, unpacked size (the lie), name length
+    sizes = struct.pack("<HHHHHIII", 20, 0, 8, 0, 0x21, 0, len(data), declared)
+    local = b"PK\x03\x04" + sizes + struct.pack("<HH", len(member), 0) + member
+    central = (b"PK\x01\x02" + struct.pack("<H", 20) + sizes
+               + struct.pack("<HHHHHII", len(member), 0, 0, 0, 0, 0, 0) + member)
+    end = b"PK\x05\x06" + struct.pack("<HHHHIIH", 0, 0, 1, 1, len(central), len(local) + len(data), 0)
+    return _write(folder / name, local + data + central + end)
+
+
+# --- Hostile inputs (issue 33), each at a size: the full one that was measured, or a small one for tests -----------
+
+# A hyperlink field left unfinished: striprtf's hyperlink regular expression took cubic time on these.
+UNFINISHED_LINK = r'{\field{\*\fldinst{HYPERLINK "http://example.com/x" '
+
+
+def make_sparse(folder: Path, gigabytes: float = 2) -> Path:
+    """A sparse file of ``gigabytes`` that takes no room on disk: nothing may read it to find it too large."""
+    path = folder / "sparse.txt"
+    with path.open("wb") as handle:
+        handle.truncate(int(gigabytes * 1e9))
+    return path
+
+
+def make_repeated(folder: Path, times: int = 500_000) -> Path:
+    """ "Go now." on ``times`` lines (4 MB at the full 500,000)."""
+    return _write(folder / "repeated.txt", "Go now.\n" * times)
+
+
+def make_many_sentences(folder: Path, count: int) -> Path:
+    """``count`` different sentences, one paragraph each."""
+    return _write(folder / "many.txt", "".join(f"Sentence number {n} is a different one.\n\n" for n in range(count)))
+
+
+def make_unfinished_links_rtf(folder: Path, size: int = 1_000_000) -> Path:
+    """An RTF file of ``size`` bytes of unfinished hyperlinks after one visible sentence."""
+    body = UNFINISHED_LINK * (size // len(UNFINISHED_LINK) + 1)
+    return _write(folder / "links.rtf", r"{\rtf1\ansi Visible words first.\par " + body + "}", "ascii")
+
+
+@dataclass(frozen=True)
+class HostileCase:
+    """One hostile input: how to make it (small for tests, or at the size measured), and the record it must get:
+    its status and the start of its reason ("" for an indexed file read whole)."""
+
+    name: str
+    make: Callable[[Path, bool], Path]
+    status: str
+    reason: str
+
+
+# Reading and sentence limits the small cases are made for (a test or bench passes them to the indexer).
+SMALL_LIMITS = {"read_seconds": 2.0, "max_sentences": 2_000}
+HOSTILE = (
+    HostileCase("sparse.txt", lambda folder, full: make_sparse(folder), "skipped", "too large: 2,000 MB"),
+    HostileCase("liar.docx", lambda folder, full: make_lying_zip(folder, megabytes=1000), "skipped",
+                "zip bomb? DOCX expands to more than"),
+    HostileCase("bomb.docx", lambda folder, full: make_zip_bomb(folder), "skipped", "zip bomb? DOCX expands to"),
+    HostileCase("repeated.txt", lambda folder, full: make_repeated(folder, 500_000 if full else 100_000), "indexed",
+                ""),
+    HostileCase("many.txt", lambda folder, full: make_many_sentences(folder, 60_000 if full else 3_000), "indexed",
+                "too many sentences: only the first"),
+    HostileCase("links.rtf", lambda folder, full: make_unfinished_links_rtf(folder), "indexed", ""),
+    # pdfium alone spends about 1.7 us and 300 bytes per glyph in C: 23 million glyphs (depth 7) took 39 s and 7.7 GB,
+    # too much to run beside other work even once; 5.7 million (depth 6, 12 per form) keep it in C for 10 s
+    HostileCase("glyphs.pdf", lambda folder, full: make_glyph_bomb_pdf(folder, 6, 12), "skipped", "took longer than"),
+)
 
 
 # Every registered reader's name maps to a generator of a good sample of its format.

@@ -19,3 +19,7 @@ def test_run_messages():
     assert run_message(report(removed=3), announced)[0] == "3 deleted files left the index"
     failed = FileIssue("/d/empty.txt", "failed", "unreadable")  # the same file, another reason: said again
     assert run_message(report(issues=[failed]), announced)[0] == "1 file not indexed (see File report)"
+
+    cut = FileIssue("/d/huge.txt", "indexed", "too many sentences: only the first 50,000 are indexed")
+    assert run_message(report(issues=[cut, failed]), ())[0] == (
+        "1 file not indexed (see File report); 1 file indexed only in part (see File report)")

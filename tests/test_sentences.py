@@ -106,6 +106,13 @@ def test_long_runs_of_marks_take_linear_time(splitter):
         assert time.perf_counter() - started < 5
 
 
+def test_many_short_lines_take_linear_time(splitter):
+    # Each line's heading check copied the rest of the block: 500,000 short lines took 28 s (issue 33, item 3).
+    started = time.perf_counter()
+    assert len(split_spans("Go now.\n" * 500_000, splitter)) == 500_000
+    assert time.perf_counter() - started < 10
+
+
 def test_a_splitter_that_cannot_run_is_refused():
     with pytest.raises(ConfigError, match="available: "):
         split_spans("Text.", "nltk")

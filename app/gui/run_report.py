@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from engine import IndexReport, IndexStatus
 
-Problem = tuple[str, str, str]  # path, status ("skipped", "failed"), reason
+Problem = tuple[str, str, str]  # path, status ("skipped", "failed", "indexed" when only in part), reason
 
 
 def counted(n: int, noun: str) -> str:
@@ -23,8 +23,9 @@ def counted(n: int, noun: str) -> str:
 
 
 def problems_of(status: IndexStatus) -> frozenset[Problem]:
-    """The files of ``status`` that are not indexed, and why (``status.files`` must be listed)."""
-    return frozenset((f["path"], f["status"], f["reason"] or "") for f in status.files if f["status"] != "indexed")
+    """The files of ``status`` that are not indexed, or only in part, and why (``status.files`` must be listed)."""
+    return frozenset((f["path"], f["status"], f["reason"] or "") for f in status.files
+                     if f["status"] != "indexed" or f["reason"])
 
 
 def run_message(report: IndexReport, announced: Iterable[Problem]) -> tuple[str, frozenset[Problem]]:
@@ -39,6 +40,9 @@ def run_message(report: IndexReport, announced: Iterable[Problem]) -> tuple[str,
                      f"in {report.seconds:.1f} s")
     if report.removed:
         parts.append(f"{counted(report.removed, 'deleted file')} left the index")
-    if new:
-        parts.append(f"{counted(len(new), 'file')} not indexed (see File report)")
+    cut = sum(status == "indexed" for _, status, _ in new)  # indexed up to a limit, the rest left out
+    if len(new) > cut:
+        parts.append(f"{counted(len(new) - cut, 'file')} not indexed (see File report)")
+    if cut:
+        parts.append(f"{counted(cut, 'file')} indexed only in part (see File report)")
     return "; ".join(parts), frozenset(announced) | new

@@ -61,7 +61,7 @@ def connect(address: str, *, cpus: int | None = None) -> None:
 
 @ray.remote(max_retries=TASK_RETRIES)
 def _read(task: list[Job], limits: Limits, prepare: Prepare | None) -> list[Extracted]:
-    return read_task(extract, task, limits, prepare)
+    return read_task(extract, task, limits, prepare, False)  # a Ray worker is interrupted, never ended by quire
 
 
 def cluster_extract(jobs: list[Job], limits: Limits, workers: int, *,

@@ -25,15 +25,13 @@ from engine.errors import ReadError
 from engine.ingest.readers.base import Limits
 from engine.ingest.readers.guard import short_cause
 from engine.ingest.readers.unpack import copy_within
-from engine.ingest.readers.zipguard import check_zip
+from engine.ingest.readers.zipguard import allowance, check_declared
 from engine.ingest.walk import IgnoreRules
 
 ARCHIVE_SUFFIXES = frozenset({".zip"})
 # An archive of more members than this is a backup or a dataset rather than a bundle of documents; its first members
 # are indexed and the rest are reported in the archive's own record.
 MAX_MEMBERS = 10_000
-# A member this small cannot hurt at any ratio (a text file of repeated lines compresses 1000:1).
-_HARMLESS_BYTES = 1_000_000
 _DAMAGE = (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, NotImplementedError, RuntimeError,
            OSError)
 
@@ -56,12 +54,13 @@ def members(archive: Path, limits: Limits, rules: IgnoreRules) -> tuple[list[Mem
     """The archive's members worth reading (not folders, not encrypted, not ignored by ``rules``), and a note for
     the archive's record when some were left out; raises ReadError for an archive that cannot be listed or would
     unpack past ``limits``."""
-    check_zip(archive, limits, "zip archive")
     try:
         with zipfile.ZipFile(archive) as opened:
             infos = opened.infolist()
     except _DAMAGE as e:
-        raise ReadError(f"corrupt zip archive: {short_cause(e)}") from e
+        raise ReadError(f"corrupt zip archive: not a valid zip archive ({short_cause(e)})") from e
+    # the declared sizes only: each member's bytes are counted when it is unpacked, so listing stays one small read
+    check_declared(infos, archive.stat().st_size, limits, "zip archive")
     found, encrypted = [], 0
     for info in infos:
         name = PurePosixPath(info.filename)
@@ -119,10 +118,8 @@ def _unpack(archive: Path, name: str, limits: Limits, target: Path) -> None:
     try:
         with zipfile.ZipFile(archive) as opened:
             info = opened.getinfo(name)
-            allowed = min(limits.max_unpacked_bytes,
-                          max(_HARMLESS_BYTES, int(limits.max_compression_ratio * max(info.compress_size, 1))))
             with opened.open(info) as source:
-                copy_within(source, target, allowed, "archive member")
+                copy_within(source, target, allowance(info.compress_size, limits), "archive member")
     except KeyError as e:
         raise ReadError("no longer in its archive", status="skipped") from e
     except _DAMAGE as e:

@@ -18,7 +18,8 @@ class SentenceRecord:
 
 @dataclass(frozen=True)
 class NewDocument:
-    """Everything needed to (re)write one indexed document; ``passages`` are (first, last) sentence ordinals."""
+    """Everything needed to (re)write one indexed document; ``passages`` are (first, last) sentence ordinals;
+    ``reason`` says why it is indexed only in part (cut at the sentence limit), None when it is whole."""
 
     path: str
     size: int
@@ -28,3 +29,4 @@ class NewDocument:
     kind: str
     sentences: tuple[SentenceRecord, ...]
     passages: tuple[tuple[int, int], ...]
+    reason: str | None = None

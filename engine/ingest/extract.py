@@ -19,7 +19,7 @@ from engine.ingest.archive import describe, member_of, unpacked
 from engine.ingest.documents import NewDocument, SentenceRecord
 from engine.ingest.readers.base import Document, Limits
 from engine.text.paths import readable
-from engine.text.sentences import split_spans
+from engine.text.sentences import iter_spans
 
 # Passages are what BM25 scores: long enough to hold a query's words when they are spread over neighbouring
 # sentences, short enough that the best passage of a long document is still a readable snippet. 250 words keep
@@ -76,8 +76,12 @@ def sentence_hash(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(key.encode("utf-8"), digest_size=8).digest(), "little", signed=True)
 
 
-def sentences_of(doc: Document) -> tuple[SentenceRecord, ...]:
-    """Split a document's blocks into sentences; offsets are into the blocks joined by blank lines."""
+def sentences_of(doc: Document, limit: int | None = None) -> tuple[SentenceRecord, ...]:
+    """Split a document's blocks into at most ``limit`` sentences; offsets are into the blocks joined by blank lines.
+
+    A run of one sentence repeated is kept once: it adds nothing to find, and "Go now." written 500,000 times in a
+    4 MB file became 500,000 sentences and 1.2 GB of memory.
+    """
     parts: list[str] = []
     starts: list[int] = []
     pages: list[int | None] = []
@@ -91,9 +95,13 @@ def sentences_of(doc: Document) -> tuple[SentenceRecord, ...]:
         position += len(block.text) + 2
     text = "\n\n".join(parts)
     out: list[SentenceRecord] = []
-    for start, end in split_spans(text):
-        page = pages[bisect.bisect_right(starts, start) - 1] if starts else None
+    for start, end in iter_spans(text):
         clean = " ".join(text[start:end].split())  # spans are trimmed: this only collapses inner whitespace
+        if out and out[-1].text == clean:
+            continue
+        if len(out) == limit:
+            break
+        page = pages[bisect.bisect_right(starts, start) - 1] if starts else None
         out.append(SentenceRecord(text=clean, start=start, end=end, page=page, hash=sentence_hash(clean)))
     return tuple(out)
 
@@ -121,7 +129,10 @@ def extract(path_str: str, limits: Limits, known_hash: str | None = None) -> Ext
         return _extract_member(path_str, *inside, limits, known_hash)
     try:
         st = path.stat()
+        readers.check_size(st.st_size, limits)
         digest = content_hash(path) if st.st_size else ""
+    except ReadError as e:
+        return Extracted(path_str, st.st_size, st.st_mtime, "", status=e.status, reason=e.reason)
     except OSError as e:
         reason = "permission denied" if isinstance(e, PermissionError) else f"cannot read: {e.strerror or e}"
         return Extracted(path_str, 0, 0.0, "", status="failed", reason=reason)
@@ -131,14 +142,19 @@ def extract(path_str: str, limits: Limits, known_hash: str | None = None) -> Ext
         doc = readers.read(path, limits)
     except ReadError as e:
         return Extracted(path_str, st.st_size, st.st_mtime, digest, status=e.status, reason=e.reason)
-    sentences = sentences_of(doc)
+    # one sentence past the limit tells a document at the limit from one cut at it
+    sentences = sentences_of(doc, limits.max_sentences + 1)
     if not sentences:
         return Extracted(path_str, st.st_size, st.st_mtime, digest, status="skipped", reason="no text found")
+    reason = None
+    if len(sentences) > limits.max_sentences:
+        sentences = sentences[: limits.max_sentences]
+        reason = f"too many sentences: only the first {limits.max_sentences:,} are indexed"
     document = NewDocument(
         path=path_str, size=st.st_size, mtime=st.st_mtime, hash=digest, title=readable(doc.title or path.stem),
-        kind=doc.kind, sentences=sentences, passages=passages_of(sentences),
+        kind=doc.kind, sentences=sentences, passages=passages_of(sentences), reason=reason,
     )
-    return Extracted(path_str, st.st_size, st.st_mtime, digest, document=document)
+    return Extracted(path_str, st.st_size, st.st_mtime, digest, document=document, reason=reason)
 
 
 def _extract_member(path_str: str, archive: Path, name: str, limits: Limits, known_hash: str | None) -> Extracted:

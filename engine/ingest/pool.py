@@ -13,13 +13,17 @@ import multiprocessing
 import os
 import signal
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 from typing import Protocol
 
+from engine.errors import ReadError
+from engine.ingest.budget import last_words_to, read_budget
 from engine.ingest.extract import Extracted, extract
 from engine.ingest.readers.base import Limits
 
@@ -126,14 +130,25 @@ def _die_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="quire-parent-watch", daemon=True).start()
 
 
-def _readers(workers: int) -> ProcessPoolExecutor:
-    """A pool of ``workers`` reader processes, started with ``spawn``, that end with this process."""
+def _start_reader(parent: int, last_words: Path | None) -> None:
+    """Initializer of a reader process: it ends with its parent, and its watchdog writes to ``last_words`` why it
+    ended it (``engine.ingest.budget``)."""
+    _die_with_parent(parent)
+    last_words_to(last_words)
+
+
+def _readers(workers: int, last_words: Path | None = None) -> ProcessPoolExecutor:
+    """A pool of ``workers`` reader processes, started with ``spawn``, that end with this process; see
+    :func:`_start_reader` for ``last_words``."""
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_die_with_parent, initargs=(os.getpid(),))
+                               initializer=_start_reader, initargs=(os.getpid(), last_words))
 
 
-def read_task(reader: Reader, task: list[Job], limits: Limits, prepare: Prepare | None) -> list[Extracted]:
-    outcomes = [reader(path, limits, known) for path, known in task]
+def read_task(reader: Reader, task: list[Job], limits: Limits, prepare: Prepare | None,
+               kill: bool) -> list[Extracted]:
+    """Read a task's files, each within the time and memory budget; ``kill``: this is a reader process, which may be
+    ended when a file will not stop or takes too much memory (``engine.ingest.budget``)."""
+    outcomes = [_read_within(reader, path, limits, known, kill) for path, known in task]
     if prepare is None:
         return outcomes
     try:
@@ -141,6 +156,24 @@ def read_task(reader: Reader, task: list[Job], limits: Limits, prepare: Prepare 
     except Exception:  # the documents were read: a failure to prepare them must not lose them or stop the run
         log.exception("preparing %d documents failed; the indexer does their part itself", len(outcomes))
         return outcomes
+
+
+def _read_within(reader: Reader, path: str, limits: Limits, known: str | None, kill: bool) -> Extracted:
+    try:
+        with read_budget(limits, kill=kill):
+            return reader(path, limits, known)
+    except ReadError as e:  # only the budget raises: a reader records a bad file's reason in its outcome
+        return _declined(path, e.status, e.reason)
+
+
+def _declined(path: str, status: str, reason: str) -> Extracted:
+    """The outcome for a file the pool gave up on; its size and time are kept, so that an unchanged file is not read
+    again by the next run."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return Extracted(path, 0, 0.0, "", status=status, reason=reason)
+    return Extracted(path, st.st_size, st.st_mtime, "", status=status, reason=reason)
 
 
 def extract_all(jobs: list[Job], limits: Limits, workers: int, reader: Reader = extract,
@@ -152,7 +185,7 @@ def extract_all(jobs: list[Job], limits: Limits, workers: int, reader: Reader = 
     """
     if workers <= 0 or len(jobs) < MIN_FILES_FOR_POOL:
         for start in range(0, len(jobs), TASK_FILES):
-            yield from read_task(reader, jobs[start : start + TASK_FILES], limits, prepare)
+            yield from read_task(reader, jobs[start : start + TASK_FILES], limits, prepare, False)
         return
     pending = list(reversed(jobs))
     while pending:
@@ -162,7 +195,7 @@ def extract_all(jobs: list[Job], limits: Limits, workers: int, reader: Reader = 
             while pending or window.tasks:
                 while pending and window.has_room():
                     task, size = window.next_task(pending)
-                    window.put(executor.submit(read_task, reader, task, limits, prepare), task, size)
+                    window.put(executor.submit(read_task, reader, task, limits, prepare, True), task, size)
                 done, _ = wait(window.tasks, return_when=FIRST_COMPLETED)
                 for future in done:
                     outcomes = future.result()  # raises while the task is still in the window, if its worker died
@@ -180,12 +213,12 @@ def extract_all(jobs: list[Job], limits: Limits, workers: int, reader: Reader = 
 
 def _after_crash(window: _Window, pending: list[Job], limits: Limits, reader: Reader,
                  prepare: Prepare | None) -> Iterator[Extracted]:
-    """A worker died (segfault, out of memory) reading one of the files it had been handed.
+    """A worker died (segfault, out of memory, or ended by its watchdog) reading one of the files it had been handed.
 
     Workers take tasks in submission order, and only the first ``workers + 1`` unfinished ones (those in the
     workers' hands and the one queued beside them) can have been started: each of their files is retried alone, and
-    the one that kills its worker again is recorded as failed. The later tasks were never read; their files go back
-    to the queue for the next pool.
+    the one that kills its worker again is recorded as failed, or with the reason its watchdog gave for ending it (too
+    slow, too much memory). The later tasks were never read; their files go back to the queue for the next pool.
     """
     unfinished: list[list[Job]] = []
     for future, (task, _) in window.tasks.items():
@@ -196,15 +229,37 @@ def _after_crash(window: _Window, pending: list[Job], limits: Limits, reader: Re
     suspects = [job for task in unfinished[: window.workers + 1] for job in task]
     log.warning("a reader process crashed; retrying %d files one at a time", len(suspects))
     pending.extend(reversed([job for task in unfinished[window.workers + 1 :] for job in task]))
-    for job in suspects:
-        yield _isolated(job, limits, reader, prepare)
+    yield from _one_at_a_time(suspects, limits, reader, prepare)
 
 
-def _isolated(job: Job, limits: Limits, reader: Reader, prepare: Prepare | None) -> Extracted:
-    path = job[0]
-    with _readers(1) as single:
+def _one_at_a_time(jobs: list[Job], limits: Limits, reader: Reader, prepare: Prepare | None) -> Iterator[Extracted]:
+    """Read each file as a task of its own in one reader process, so that a file that ends it is known; the process
+    is replaced only then (a process per file cost a second and more each, 24 s for the 16 files beside a glyph
+    bomb). A process ended by its watchdog leaves the reason in a file of its own."""
+    single: ProcessPoolExecutor | None = None
+    with tempfile.TemporaryDirectory(prefix="quire-reader-") as folder:
+        last_words = Path(folder) / "last-words"
         try:
-            return single.submit(read_task, reader, [job], limits, prepare).result()[0]
-        except BrokenProcessPool:
-            log.error("reader crashed on %s", path)
-            return Extracted(path, 0, 0.0, "", status="failed", reason="the reader crashed on this file")
+            for path, known in jobs:
+                if single is None:
+                    single = _readers(1, last_words)
+                try:
+                    outcome = single.submit(read_task, reader, [(path, known)], limits, prepare, True).result()[0]
+                except BrokenProcessPool:
+                    single.shutdown(wait=False, cancel_futures=True)
+                    single = None
+                    outcome = _ended(path, last_words.read_text(encoding="utf-8") if last_words.exists() else None)
+                    last_words.unlink(missing_ok=True)
+                yield outcome
+        finally:
+            if single is not None:
+                single.shutdown(wait=True)
+
+
+def _ended(path: str, why: str | None) -> Extracted:
+    """The outcome for a file whose reader process ended while reading it alone; ``why``: what its watchdog said."""
+    if why:
+        log.error("reading %s was stopped: %s", path, why)
+        return _declined(path, "skipped", why)
+    log.error("reader crashed on %s", path)
+    return Extracted(path, 0, 0.0, "", status="failed", reason="the reader crashed on this file")

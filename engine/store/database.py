@@ -319,7 +319,7 @@ class Store:
                 if facets is not None and facets[i] is not None:
                     facet_rows.extend((sid + k, *row) for k, row in enumerate(facets[i]))
                 doc_row = {"path": to_column(doc.path), "size": doc.size, "mtime": doc.mtime, "hash": doc.hash,
-                           "status": "indexed", "reason": None, "title": doc.title, "kind": doc.kind,
+                           "status": "indexed", "reason": doc.reason, "title": doc.title, "kind": doc.kind,
                            "sentences": len(doc.sentences), "updated_at": now}
                 existing = self.db.execute("SELECT id FROM documents WHERE path = ?", [doc_row["path"]]).fetchone()
                 if existing:

@@ -27,6 +27,7 @@ __all__ = [
     "Document",
     "Limits",
     "Reader",
+    "check_size",
     "read",
     "reader_for_extension",
     "readers",
@@ -68,6 +69,15 @@ def _stat(path: Path) -> os.stat_result:
         raise ReadError(f"cannot read: {e.strerror or e}") from e
 
 
+def check_size(size: int, limits: Limits) -> None:
+    """Raise ReadError for a file of ``size`` bytes over ``limits.max_file_bytes``: checked before the file is even
+    hashed, so that a huge (or sparse) file costs one stat, not a read of every byte."""
+    if size > limits.max_file_bytes:
+        raise ReadError(
+            f"too large: {megabytes(size)} MB over the {megabytes(limits.max_file_bytes)} MB limit", status="skipped"
+        )
+
+
 def _check_file(path: Path, limits: Limits) -> os.stat_result:
     """The file's stat, if it is a regular file worth reading."""
     st = _stat(path)
@@ -75,11 +85,7 @@ def _check_file(path: Path, limits: Limits) -> os.stat_result:
         raise ReadError("not a regular file", status="skipped")
     if st.st_size == 0:
         raise ReadError("empty file", status="skipped")
-    if st.st_size > limits.max_file_bytes:
-        raise ReadError(
-            f"too large: {megabytes(st.st_size)} MB over the {megabytes(limits.max_file_bytes)} MB limit",
-            status="skipped",
-        )
+    check_size(st.st_size, limits)
     return st
 
 

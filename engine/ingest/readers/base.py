@@ -37,13 +37,22 @@ class Limits:
 
     Defaults: 100 MB per file on disk (a 100 MB PDF is a large book; a bigger text file is usually a log or a dump);
     archives (DOCX, PPTX, ODT, EPUB) may expand to 300 MB and at most 200x their packed size, beyond which they are
-    zip bombs for our purposes; 20 million characters of extracted text per file.
+    zip bombs for our purposes; 20 million characters of extracted text per file; 50,000 sentences per document, about
+    2,000 pages (War and Peace has 25,000 sentences), past which a document is indexed up to the limit: a 20 KB PDF
+    that draws one glyph run 200,000 times became 200,000 sentences, 492 MB of index and 151 s of work; 120 seconds to
+    read a file, and 4 GB of resident memory for a reader process reading it (``engine.ingest.budget``,
+    docs/decisions/0012-reader-time-budget.md).
     """
 
     max_file_bytes: int = 100_000_000
     max_unpacked_bytes: int = 300_000_000
     max_compression_ratio: float = 200.0
     max_chars: int = 20_000_000
+    max_sentences: int = 50_000
+    read_seconds: float = 120.0
+    max_reader_bytes: int = 4_000_000_000
+    read_seconds: float = 120.0
+    max_reader_bytes: int = 4_000_000_000
     ignore: tuple[str, ...] = field(default_factory=tuple)
 
 

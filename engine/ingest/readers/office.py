@@ -31,8 +31,13 @@ def _meta_title(title: str | None) -> str:
     return "" if title.lower() in _JUNK_TITLES else title
 
 
-def _docx_paragraphs(container: DocxDocument | _Cell) -> Iterator[tuple[str, str]]:
-    """(style name, text) of each paragraph in body order, descending into table cells (merged cells once)."""
+def _docx_paragraphs(container: DocxDocument | _Cell, styles: dict[str | None, str]) -> Iterator[tuple[str, str]]:
+    """(style name, text) of each paragraph in body order, descending into table cells (merged cells once).
+
+    ``styles`` caches style names by style id: python-docx finds a paragraph's style by walking every style of the
+    document, 1 ms a paragraph, which made a 20,000-paragraph DOCX take 21 s to read (the slowest reader per
+    sentence, docs/decisions/0012-reader-time-budget.md).
+    """
     for item in container.iter_inner_content():
         if isinstance(item, Table):
             for row in item.rows:
@@ -40,10 +45,13 @@ def _docx_paragraphs(container: DocxDocument | _Cell) -> Iterator[tuple[str, str
                 for cell in row.cells:
                     if id(cell._tc) not in seen:  # a merged cell is repeated once per grid column it spans
                         seen.add(id(cell._tc))
-                        yield from _docx_paragraphs(cell)
+                        yield from _docx_paragraphs(cell, styles)
         else:
-            style = item.style.name if item.style is not None else ""
-            yield style or "", item.text
+            style_id = item._p.style
+            if style_id not in styles:
+                style = item.style
+                styles[style_id] = (style.name if style is not None else "") or ""
+            yield styles[style_id], item.text
 
 
 class DocxReader:
@@ -56,7 +64,7 @@ class DocxReader:
         with parser_errors("DOCX"):
             check_zip(path, limits, "DOCX")
             doc = docx.Document(str(path))
-            paragraphs = [(style, text) for style, text in _docx_paragraphs(doc) if text.strip()]
+            paragraphs = [(style, text) for style, text in _docx_paragraphs(doc, {}) if text.strip()]
             title = _meta_title(doc.core_properties.title) or next(
                 (text for style, text in paragraphs if style.startswith(("Title", "Heading"))), ""
             )

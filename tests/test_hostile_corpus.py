@@ -1,0 +1,111 @@
+"""Inputs that explode, indexed beside good files in a real indexing process (issue 33, item 3).
+
+The corpus is made at test time, at full size where that is cheap (a sparse file, a zip whose headers lie) and
+smaller where the real one is slow. One indexing run reads it in a child process, measured (tests/measured.py): each
+hostile file must be recorded with its reason, the run must stay within a time and memory bound (the real inputs
+cost minutes and gigabytes before), and the good files must still be found. Two more runs check the per-file budget
+where the hostile corpus does not reach it: a reader ended for its memory, and a slow file read in the indexer's own
+process (docs/decisions/0012-reader-time-budget.md).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine import Index
+from engine.ingest.pool import MIN_FILES_FOR_POOL
+from tests import docgen
+from tests.measured import Run, index_measured
+
+GOOD = {
+    "keeper.txt": docgen.TEXT_SENTENCE,
+    "kettles.txt": docgen.HTML_SENTENCE,
+}
+# Enough good files that the run reads in reader processes (MIN_FILES_FOR_POOL), where the time budget can end a
+# reader stuck in C code.
+FILLERS = MIN_FILES_FOR_POOL - len(GOOD)
+# The glyph bomb's reader grows by 250 to 400 MB a second in pdfium until it is ended after three seconds (left
+# alone it would take its 10 s in C and gigabytes more in our layout code); the lying zip alone used to take 2.37 GB.
+PEAK_MB = 2000
+# The glyph bomb costs two budgets and their grace (docs/decisions/0012-reader-time-budget.md), then starting reader
+# processes anew; the rest takes seconds.
+RUN_SECONDS = 60
+
+
+def hostile_corpus(root: Path) -> Path:
+    """The small hostile cases (docgen.HOSTILE) beside good files."""
+    root.mkdir(parents=True)
+    for name, text in GOOD.items():
+        (root / name).write_text(text + "\n")
+    for n in range(FILLERS):
+        (root / f"filler{n}.txt").write_text(f"Filler note {n} is about nothing much.\n")
+    for case in docgen.HOSTILE:
+        assert case.make(root, False).name == case.name
+    return root
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    root = tmp_path_factory.mktemp("hostile")
+    return index_measured(hostile_corpus(root / "docs"), root / "index", docgen.SMALL_LIMITS, workers=2)
+
+
+def test_run_is_bounded_in_time_and_memory(run: Run) -> None:
+    assert run.seconds < RUN_SECONDS
+    assert run.peak_mb < PEAK_MB, f"peak {run.peak_mb:.0f} MB"
+
+
+@pytest.mark.parametrize("name", GOOD)
+def test_good_files_are_found(run: Run, name: str) -> None:
+    assert run.files[name]["status"] == "indexed"
+    with Index(run.db) as idx:
+        results = idx.search(GOOD[name], k=1, explain=False).results
+    assert Path(results[0].path).name == name
+
+
+@pytest.mark.parametrize("case", docgen.HOSTILE, ids=lambda case: case.name)
+def test_hostile_file_is_recorded_with_its_reason(run: Run, case: docgen.HostileCase) -> None:
+    record = run.files[case.name]
+    assert (record["status"], (record["reason"] or "")[: len(case.reason)]) == (case.status, case.reason)
+
+
+def test_a_sentence_repeated_is_one_sentence(run: Run) -> None:
+    assert run.files["repeated.txt"]["sentences"] == 1
+
+
+def test_a_document_cut_at_the_limit_is_in_the_run_report(run: Run) -> None:
+    cut = {Path(issue["path"]).name: issue for issue in run.report["skipped"]}["many.txt"]
+    assert cut == {**cut, "status": "indexed", "reason": "too many sentences: only the first 2,000 are indexed"}
+    assert run.files["many.txt"]["sentences"] == docgen.SMALL_LIMITS["max_sentences"]
+
+
+def test_a_reader_past_its_memory_is_ended(tmp_path: Path) -> None:
+    # With time to spare, the glyph bomb's reader grows past a memory budget: its process is ended, the file
+    # recorded and the files beside it read.
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for n in range(MIN_FILES_FOR_POOL):
+        (docs / f"filler{n}.txt").write_text(f"Filler note {n} is about nothing much.\n")
+    docgen.make_glyph_bomb_pdf(docs, 6, 12)
+    limits = {"read_seconds": 60.0, "max_reader_bytes": 800_000_000}
+    run = index_measured(docs, tmp_path / "index", limits, workers=2)
+    assert run.files["glyphs.pdf"]["status"] == "skipped"
+    assert run.files["glyphs.pdf"]["reason"] == "needed more than 800 MB of memory to read"
+    assert sum(record["status"] == "indexed" for record in run.files.values()) == MIN_FILES_FOR_POOL
+    assert run.seconds < RUN_SECONDS and run.peak_mb < 1200  # checked every 0.25 s: 100 MB over at most
+
+
+def test_a_slow_file_read_in_the_indexer_process_is_given_up_too(tmp_path: Path) -> None:
+    # Under MIN_FILES_FOR_POOL files no reader process is started: the budget interrupts the PDF reader's Python loop
+    # over 2.3 million glyphs (a 10 s read) in the indexer's own process.
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "keeper.txt").write_text(docgen.TEXT_SENTENCE)
+    docgen.make_glyph_bomb_pdf(docs, depth=6)
+    limits = {"read_seconds": 1.0}
+    small = index_measured(docs, tmp_path / "index", limits, workers=2)
+    assert small.files["glyphs.pdf"]["status"] == "skipped"
+    assert small.files["glyphs.pdf"]["reason"] == "took longer than 1 s to read"
+    assert small.files["keeper.txt"]["status"] == "indexed"
