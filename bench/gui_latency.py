@@ -100,7 +100,7 @@ def typing_latency(app, window, phrases: list[str], key_ms: int) -> tuple[list[f
         app.processEvents()
         arrived: list[float] = []
 
-        def on(response, phrase=phrase) -> None:
+        def on(response, phrase=phrase, arrived=arrived) -> None:
             if response.query == phrase and not arrived:
                 arrived.append(time.perf_counter())
                 engine_ms.append(response.seconds * 1000)
@@ -112,7 +112,7 @@ def typing_latency(app, window, phrases: list[str], key_ms: int) -> tuple[list[f
             pause(key_ms)
         loop = QEventLoop()
         timer = QTimer(interval=5)
-        timer.timeout.connect(lambda: loop.quit() if arrived else None)
+        timer.timeout.connect(lambda loop=loop, arrived=arrived: loop.quit() if arrived else None)
         timer.start()
         QTimer.singleShot(10_000, loop.quit)
         if not arrived:

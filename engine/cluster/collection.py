@@ -32,9 +32,11 @@ Calls = Mapping[int, tuple[tuple, dict]]  # shard -> (args, keyword args) of one
 class Shards(Protocol):
     """Calls one :class:`engine.Index` method on some shards at once; the results by shard."""
 
-    def call(self, method: str, calls: Calls) -> dict[int, Any]: ...
+    def call(self, method: str, calls: Calls) -> dict[int, Any]:
+        """Run ``method`` of each shard named in ``calls`` with its (args, kwargs); the answers by shard."""
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Let go of the shards."""
 
 
 class LocalShards:
@@ -46,11 +48,13 @@ class LocalShards:
         self._pool = ThreadPoolExecutor(len(folders), thread_name_prefix="quire-shard")
 
     def call(self, method: str, calls: Calls) -> dict[int, Any]:
+        """Run ``method`` of each shard named in ``calls`` on a thread each; the answers by shard."""
         futures = {shard: self._pool.submit(getattr(self._indexes[shard], method), *args, **kwargs)
                    for shard, (args, kwargs) in calls.items()}
         return {shard: future.result() for shard, future in futures.items()}
 
     def close(self) -> None:
+        """Stop the threads; the shard indexes stay open until the collection closes them."""
         self._pool.shutdown()
         for index in self._indexes:
             index.close()
@@ -79,6 +83,7 @@ class Collection:
         self.close()
 
     def close(self) -> None:
+        """Close the shards (their threads or their Ray actors)."""
         self.shards.close()
 
     def _each(self, method: str, *args: Any, **kwargs: Any) -> list[Any]:

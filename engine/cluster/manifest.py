@@ -26,9 +26,11 @@ class Manifest:
     format: int = FORMAT
 
     def shard_folders(self, folder: Path) -> list[Path]:
+        """The shard folders of a collection at ``folder``, in shard order."""
         return [folder / f"shard-{i:03d}" for i in range(self.shards)]
 
     def to_json(self) -> dict:
+        """The manifest as written to ``collection.json``."""
         return {"format": self.format, "shards": self.shards, "method": self.method, "schema": self.schema}
 
 
@@ -38,6 +40,7 @@ def is_collection(folder: Path | None) -> bool:
 
 
 def read(folder: Path) -> Manifest:
+    """The manifest of the collection at ``folder``; QuireError when it is missing or unreadable."""
     try:
         data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
         manifest = Manifest(int(data["shards"]), str(data["method"]), int(data["schema"]), int(data["format"]))

@@ -141,9 +141,11 @@ class RayShards:
         self._readers = [_Reader.options(scheduling_strategy="SPREAD").remote(str(f)) for f in folders]
 
     def call(self, method: str, calls: Calls) -> dict[int, Any]:
+        """Run ``method`` on each named shard's reader actor at once; the answers by shard."""
         refs = {shard: self._readers[shard].call.remote(method, args, kwargs) for shard, (args, kwargs) in calls.items()}
         return dict(zip(refs, _get(list(refs.values()))))
 
     def close(self) -> None:
+        """End the reader actors."""
         for reader in self._readers:
             ray.kill(reader)

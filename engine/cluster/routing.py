@@ -22,4 +22,5 @@ class Route:
     shards: int
 
     def __call__(self, path: str) -> bool:
+        """Whether ``path`` belongs to this shard."""
         return shard_of(path, self.shards) == self.shard

@@ -239,6 +239,7 @@ class Allowance:
         return False
 
     def charge(self, seconds: float) -> None:
+        """Take ``seconds`` spent from what is left of the budget."""
         if self.left is not None:
             self.left = max(self.left - seconds, 0.0)
 
@@ -419,7 +420,7 @@ def _product_runs(method: str, bench: Benchmarks, files: dict[str, product.Files
         for row in wanted:
             shown, ungated = _search(row, product.Gate.SHOWN, *where), _search(row, product.Gate.ALL, *where)
             _score_answers(row, collection, shown, ungated)
-        timed = _attempt(prod.errors, f"latency {name}", say, lambda: product.latencies(
+        timed = _attempt(prod.errors, f"latency {name}", say, lambda built=built, queries=queries: product.latencies(
             built, list(queries.values()), "hybrid"))
         if timed is not None:
             prod.latencies += timed.tolist()

@@ -52,6 +52,7 @@ class StaticPreparer:
         self.embedder, self._loaded = None, None
 
     def __call__(self, outcomes: list[Extracted]) -> list[Extracted]:
+        """The read documents of one task with their static word ids and facets added (the rest unchanged)."""
         found = [i for i, outcome in enumerate(outcomes) if outcome.document is not None]
         if not found:
             return outcomes

@@ -62,7 +62,8 @@ class Extractor(Protocol):
     """What reads an indexing run's files: :func:`extract_all` here, or a cluster's workers (engine.cluster)."""
 
     def __call__(self, jobs: list[Job], limits: Limits, workers: int, *,
-                 prepare: Prepare | None = None) -> Iterator[Extracted]: ...
+                 prepare: Prepare | None = None) -> Iterator[Extracted]:
+        """Yield the outcome of every job, in any order; ``prepare`` runs on each task's outcomes."""
 
 
 class _Window:

@@ -149,6 +149,7 @@ class CollectionStatistics:
 
     @staticmethod
     def merged(parts: Sequence[CollectionStatistics]) -> CollectionStatistics:
+        """The statistics of a collection made of ``parts`` (shards): counts and frequencies summed."""
         return CollectionStatistics(WordStatistics.merged([p.words for p in parts]),
                                     sum(p.documents for p in parts), sum(p.sentences for p in parts))
 

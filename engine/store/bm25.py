@@ -47,10 +47,12 @@ class WordStatistics:
 
     @property
     def mean_length(self) -> float:
+        """Mean passage length in words (BM25's avgdl)."""
         return self.length / self.passages if self.passages else 0.0
 
     @staticmethod
     def merged(parts: Sequence[WordStatistics]) -> WordStatistics:
+        """The statistics of ``parts`` taken together: passages, lengths and each word's frequency summed."""
         frequencies: dict[str, int] = {}
         for part in parts:
             for stem, n in part.frequencies.items():

@@ -1,7 +1,7 @@
-"""File names that are not valid Unicode: kept exactly, stored as valid UTF-8, shown readably.
+r"""File names that are not valid Unicode: kept exactly, stored as valid UTF-8, shown readably.
 
 A POSIX file name is any bytes. Python decodes the bytes that are not UTF-8 as lone surrogates (PEP 383's
-surrogate escapes, ``bad_\\xff.txt`` becomes ``'bad_\\udcff.txt'``), so ``open`` and ``stat`` get the same bytes back;
+surrogate escapes, ``bad_\xff.txt`` becomes ``'bad_\udcff.txt'``), so ``open`` and ``stat`` get the same bytes back;
 Windows names may hold unpaired UTF-16 surrogates, which arrive the same way. The engine passes such a path around
 as it is, but SQLite, terminals and most JSON readers refuse lone surrogates: the database keeps an escaped form
 (:func:`to_column`, :func:`from_column`) and the edges show :func:`readable`.
@@ -40,7 +40,7 @@ def from_column(text: str) -> str:
 
 
 def readable(path: str) -> str:
-    """A path to show or to use as a title: a byte that is not UTF-8 as ``\\xff``, an unpaired surrogate as ``\\udc80``."""
+    r"""A path to show or to use as a title: a byte that is not UTF-8 as ``\xff``, an unpaired surrogate as ``\udc80``."""
     if path.isascii() or not _SURROGATE.search(path):
         return path
     try:

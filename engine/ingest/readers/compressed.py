@@ -30,10 +30,13 @@ _DAMAGE = (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError)
 
 
 class CompressedReader:
+    """Files compressed whole with gzip, bzip2 or xz, read as the file inside."""
+
     name = "compressed"
     extensions = tuple(_OPENERS)
 
     def read(self, path: Path, limits: Limits) -> Document:
+        """Unpack the file inside, within the archive limits, and read it as its own name says."""
         from engine.ingest.readers import read  # the package reads the inner file as it reads any other
 
         packed = path.stat().st_size

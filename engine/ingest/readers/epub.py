@@ -20,6 +20,7 @@ class EpubReader:
     extensions = (".epub",)
 
     def read(self, path: Path, limits: Limits) -> Document:
+        """The book's chapters in spine order, a block per paragraph; its title from the metadata."""
         with parser_errors("EPUB"):
             check_zip(path, limits, "EPUB")
             # The NCX is EPUB 2's table of contents, which we do not need; reading it only adds failure modes.

@@ -122,6 +122,7 @@ class HtmlReader:
     extensions = (".html", ".htm", ".xhtml", ".shtml")
 
     def read(self, path: Path, limits: Limits) -> Document:
+        """The page's visible text, a block per paragraph or cell; its <title> or first heading."""
         with parser_errors("HTML"):
             title, texts = html_texts(path.read_bytes())
         return Document(title=title or path.stem, blocks=tuple(Block(text) for text in texts), kind=self.name)

@@ -61,6 +61,7 @@ class DocxReader:
     extensions = (".docx",)
 
     def read(self, path: Path, limits: Limits) -> Document:
+        """Paragraphs and table cells in document order; the title from the properties or first heading."""
         with parser_errors("DOCX"):
             check_zip(path, limits, "DOCX")
             doc = docx.Document(str(path))
@@ -94,6 +95,7 @@ class PptxReader:
     extensions = (".pptx",)
 
     def read(self, path: Path, limits: Limits) -> Document:
+        """Each slide's text boxes and notes, a block each, with the slide number as the page."""
         with parser_errors("PPTX"):
             check_zip(path, limits, "PPTX")
             deck = pptx.Presentation(str(path))
@@ -130,6 +132,7 @@ class OdtReader:
     extensions = (".odt",)
 
     def read(self, path: Path, limits: Limits) -> Document:
+        """Paragraphs and headings in document order; the title from the metadata or first heading."""
         with parser_errors("ODT"):
             check_zip(path, limits, "ODT")
             doc = load_odf(str(path))

@@ -368,6 +368,7 @@ class PdfReader:
     extensions = (".pdf",)
 
     def read(self, path: Path, limits: Limits) -> Document:
+        """Each page's text in reading order, a block per paragraph with its page number."""
         with parser_errors("PDF"):
             pdf = _open(path.read_bytes())
             try:

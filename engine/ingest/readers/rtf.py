@@ -1,13 +1,13 @@
-"""Rich Text Format, through a small tokenizer of its own that reads any file in one linear pass.
+r"""Rich Text Format, through a small tokenizer of its own that reads any file in one linear pass.
 
 (striprtf, the usual library, runs a hyperlink regular expression over the whole file that takes cubic time on
 unfinished fields: a 1 MB file of them would hold the indexer for good.) A stack of groups tells the document's text
 from that of metadata, font tables, pictures and field codes, which is dropped; the document title is taken from
-its ``{\\info{\\title ...}}`` group.
+its ``{\info{\title ...}}`` group.
 
 RTF is 7-bit text with escapes for everything else. The bytes are read as Latin-1 (one character per byte), and
-runs of raw bytes and ``\\'hh`` escapes are decoded with the code page in force: the font's ``\\fcharset`` if it
-declares one, else the document's ``\\ansicpg``, else Windows-1252, the format's usual page.
+runs of raw bytes and ``\'hh`` escapes are decoded with the code page in force: the font's ``\fcharset`` if it
+declares one, else the document's ``\ansicpg``, else Windows-1252, the format's usual page.
 """
 
 from __future__ import annotations
@@ -170,12 +170,13 @@ def rtf_text(data: bytes) -> tuple[str, str]:
 
 
 class RtfReader:
-    """RTF documents; every paragraph (\\par) is a block."""
+    r"""RTF documents; every paragraph (\par) is a block."""
 
     name = "rtf"
     extensions = (".rtf",)
 
     def read(self, path: Path, limits: Limits) -> Document:
+        """The document's text, a block per paragraph, in one linear pass over the file."""
         with parser_errors("RTF"):
             data = path.read_bytes()
             if not data.lstrip().startswith(b"{\\rtf"):

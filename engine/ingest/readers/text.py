@@ -177,6 +177,7 @@ class TextReader:
     )
 
     def read(self, path: Path, limits: Limits) -> Document:
+        """The file decoded (its encoding detected), a block per paragraph."""
         with parser_errors(self.label):
             # Line ends are normalised so that paragraph breaks look the same whatever system wrote the file.
             text = decode(path.read_bytes()).replace("\r\n", "\n").replace("\r", "\n")
@@ -221,6 +222,7 @@ class MarkdownReader(TextReader):
     extensions = (".md", ".markdown", ".mdown", ".mkd")
 
     def markup(self, text: str) -> tuple[str | None, str]:
+        """Markdown as plain text (code, links and emphasis unwrapped) and its first heading as the title."""
         title = None
         out: list[str] = []
         in_code = False
@@ -271,6 +273,7 @@ class RstReader(TextReader):
     extensions = (".rst", ".rest")
 
     def markup(self, text: str) -> tuple[str | None, str]:
+        """reStructuredText as plain text (directives and markup removed) and its title."""
         lines = text.split("\n")
         title = None
         out: list[str] = []
