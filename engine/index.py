@@ -674,7 +674,7 @@ class _Run:
     def _save(self) -> None:
         generation = self._generation()
         if self._vectors is None:
-            if self.index._vector_index(self.embedder, load=False).is_saved(generation):
+            if self.index._vector_index(self.embedder, load=False).is_saved(self.store):
                 return  # not loaded, as nothing in it changed, and its files are as the last run saved them
             # behind the database (a run killed before its last save) or damaged: caught up or rebuilt here
             self._vectors = self.index._vector_index(self.embedder)
