@@ -41,7 +41,7 @@ from engine.search.calibration import Calibration, calibrate, prior
 from engine.search.like import LikeSource, like_query
 from engine.search.results import Mode, SearchResponse, SearchResult
 from engine.search.searcher import Searcher
-from engine.store.database import DB_NAME, NewDocument, SentenceRecord, Store, reporting_damage
+from engine.store.database import DB_NAME, DerivedVectors, NewDocument, SentenceRecord, Store, reporting_damage
 from engine.store.files import remove_leftovers
 from engine.store.filters import Filters
 from engine.store.paths import readable
@@ -158,6 +158,9 @@ class Index:
             raise IndexNotFoundError(f"no index at {self.folder}{where}; run `quire index PATH` first")
         self.config = config or IndexConfig()
         self.store = Store(self.folder, create=create)
+        for name in embed.derived():  # stored by no index: computed from the text when read
+            # a vector draws on at most MAX_SPAN sentences, its own included (engine.embed.context)
+            self.store.derive(name, DerivedVectors(functools.partial(_derived_vectors, name), context.MAX_SPAN - 1))
         self._lock = FileLock(str(self.folder / "write.lock"))
         stored = self.store.get_meta("method")
         if stored is None and self.store.read_only:
@@ -350,7 +353,7 @@ class Index:
                 self.store.set_meta(_centre_key(method), None)  # the next first batch sets it again
             embedder = self._embedder(method)
         total = self.store.sentence_count()
-        done = len(self.store.vector_ids(method))
+        done = 0 if self.store.derives(method) else len(self.store.vector_ids(method))
         # whole documents at a time: a short line is embedded with its neighbours (engine.embed.context)
         for part in self.store.iter_documents(self.config.batch_sentences, without_vectors_for=method):
             if cancel is not None and cancel.is_set():
@@ -482,9 +485,22 @@ class Index:
             folder=str(self.folder), method=self.store.get_meta("method"),
             fingerprint=self.store.get_meta("fingerprint"), documents=stats["documents"], indexed=stats["indexed"],
             skipped=stats["skipped"], failed=stats["failed"], sentences=stats["sentences"],
-            roots=tuple(self.store.roots()), methods_embedded=tuple(t[len("vectors_"):] for t in self.store.vector_tables()),
+            roots=tuple(self.store.roots()), methods_embedded=self._methods_embedded(),
             bytes_on_disk=size, files=listed,
         )
+
+
+    def _methods_embedded(self) -> tuple[str, ...]:
+        """Methods with stored vectors, and the derived methods the index was embedded with (their vectors are
+        computed from the text)."""
+        stored = [t[len("vectors_"):] for t in self.store.vector_tables()]
+        derived = [m for m in embed.derived() if self.store.get_meta(f"fingerprint:{m}") is not None]
+        return tuple(sorted({*stored, *derived}))
+
+
+def _derived_vectors(method: str, texts: Sequence[str], doc_sizes: np.ndarray) -> np.ndarray:
+    """The vectors of a derived method (engine.embed.derived) for whole documents' sentences, as indexing made them."""
+    return context.encode(embed.load(method), texts, doc_sizes)[0]
 
 
 def _centre_key(method: str) -> str:

@@ -24,7 +24,7 @@ from engine.facets.space import FacetSpace
 from engine.index import Index, IndexConfig
 from engine.ingest import pool
 from engine.store import schema
-from engine.store.database import VECTOR_DTYPE, Store
+from engine.store.database import Store
 
 SPACE = load_space()
 META = embed.load("static").model.meta if SPACE is not None else {}
@@ -104,7 +104,7 @@ def test_old_schema_migrates_forward(tmp_path):
     store = Store(tmp_path / "idx")
     try:
         assert "facets" in store.db.table_names()
-        assert store.get_meta("schema_version") == schema.SCHEMA_VERSION == 5
+        assert store.get_meta("schema_version") == schema.SCHEMA_VERSION == 6
         assert store.word_index_ready()  # an empty index has no passages to build it for
     finally:
         store.close()
@@ -222,7 +222,7 @@ def test_indexing_tokenises_once_yet_stores_what_separate_passes_give(corpus, in
         stored_facets = index.store.facets(ids)
     embedder = SPACE.embedder
     expected = embedded_as_indexed(embedder, [(r[1], r[2]) for r in rows])
-    np.testing.assert_array_equal(stored, expected.astype(VECTOR_DTYPE).astype(np.float32))
+    np.testing.assert_array_equal(stored, expected)  # computed from the text (engine.embed.derived), as indexed
     np.testing.assert_array_equal(embedder.embed_ids(*SPACE.ids(texts)), embedder.encode(texts))
     assert [stored_facets[i] for i in ids] == packed_document_facets(SPACE, texts, [r[1] for r in rows])
     alone = document_facets(SPACE, texts, [r[1] for r in rows])
