@@ -53,13 +53,21 @@ def test_no_static_vector_is_stored_and_any_sentence_reads_as_indexed(docs: Path
         assert idx.search("Rigel supergiant", mode=Mode.SEMANTIC).results
 
 
-def test_schema_5_drops_the_stored_static_vectors_and_gives_their_space_back(docs: Path, tmp_path: Path) -> None:
+def _answers(idx: Index, queries: list[str]) -> list[list[tuple]]:
+    """Each query's results: path and the labels and words of its facets (stored or computed)."""
+    return [[(r.path, [(f.label, f.words) for f in r.facets]) for r in idx.search(q, mode=Mode.SEMANTIC).results]
+            for q in queries]
+
+
+def test_schema_5_drops_stored_static_vectors_and_facets_and_gives_their_space_back(docs: Path, tmp_path: Path
+                                                                                   ) -> None:
     folder = tmp_path / "idx"
-    with Index(folder, config=CONFIG) as idx:
+    queries = ["the river at dawn", "a blue star in Orion", "trains and stations"]
+    with Index(folder, config=IndexConfig(workers=0, facets=True)) as idx:  # as schema 5 indexed, facets stored
         idx.add([docs])
         ids, whole = _whole_documents(idx)
-        queries = ["the river at dawn", "a blue star in Orion", "trains and stations"]
-        before = [[r.path for r in idx.search(q, mode=Mode.SEMANTIC).results] for q in queries]
+        assert idx.store.db.execute("SELECT count(*) FROM facets").fetchone()[0] == ids.size
+        before = _answers(idx, queries)
         # what schema 5 stored: a float16 row per sentence
         table = schema.create_vector_table(idx.store.db, "static")
         with idx.store.db.atomic():
@@ -71,6 +79,7 @@ def test_schema_5_drops_the_stored_static_vectors_and_gives_their_space_back(doc
     with Index(folder, create=False, config=CONFIG) as idx:
         assert idx.store.get_meta("schema_version") == schema.SCHEMA_VERSION == 6
         assert "vectors_static" not in idx.store.db.table_names()
+        assert idx.store.db.execute("SELECT count(*) FROM facets").fetchone()[0] == 0
         assert (folder / "index.db").stat().st_size < size - ids.size * whole.shape[1]  # at least half came back
-        assert [[r.path for r in idx.search(q, mode=Mode.SEMANTIC).results] for q in queries] == before
+        assert _answers(idx, queries) == before  # the same ranking, the same facets computed when shown
         assert idx.add().documents == 0

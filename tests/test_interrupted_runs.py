@@ -15,7 +15,7 @@ from engine import Index, IndexConfig
 
 REPO = Path(__file__).resolve().parent.parent
 TOY = Path(__file__).parent / "data" / "toy_corpus.txt"
-CONFIG = IndexConfig(workers=0, batch_sentences=40)
+CONFIG = IndexConfig(workers=0, batch_sentences=40, facets=True)
 
 # Runs an indexing of argv[1] into argv[2] that kills itself with SIGKILL at the point argv[3] names.
 KILLED_RUN = """
@@ -43,7 +43,7 @@ else:  # the graph written to its temporary file at the end of the run, not yet 
     def written_then_die(path, write):
         replace(path, lambda tmp: (write(tmp), kill_on(1)))
     vectors.replace_file = written_then_die
-with Index(folder, config=IndexConfig(workers=0, batch_sentences=40)) as idx:
+with Index(folder, config=IndexConfig(workers=0, batch_sentences=40, facets=True)) as idx:
     idx.add([docs])
 """
 

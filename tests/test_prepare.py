@@ -69,7 +69,7 @@ def test_documents_whose_preparation_fails_are_indexed_all_the_same(corpus, inde
         raise MemoryError("no room for facets")
 
     monkeypatch.setattr(StaticPreparer, "__call__", broken)
-    with Index(index_dir, config=IndexConfig(workers=0)) as index:
+    with Index(index_dir, config=IndexConfig(workers=0, facets=True)) as index:
         report = index.add([corpus])
         rows = index.store.db.execute("SELECT id, doc_id, text FROM sentences ORDER BY id").fetchall()
         _, stored = index.store.vectors("static", [r[0] for r in rows])
