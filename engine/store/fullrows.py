@@ -86,7 +86,9 @@ class FullRows:
     def nearest(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(labels, inner products) of the ``k`` live rows nearest ``query`` (unit vectors: cosines), best first, ties
         by row; every row is scored, so the answer is exact."""
-        sims = self._matrix[: self._count] @ np.asarray(query, dtype=self._matrix.dtype)
+        # numpy's own loop, one thread: a BLAS product waits for its second thread whenever the machine is busy (the
+        # lexical ranking runs beside it), 18 ms p50 against 5 for 100,000 rows (docs/decisions/0012)
+        sims = np.einsum("ij,j->i", self._matrix[: self._count], np.asarray(query, dtype=self._matrix.dtype))
         sims[~self._alive[: self._count]] = -np.inf
         k = min(k, self.live_count)
         if k <= 0:
