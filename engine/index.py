@@ -385,7 +385,9 @@ class Index:
         last = previous.get("sentences", 0) if previous else 0
         if not force and previous and abs(count - last) <= RECALIBRATE_CHANGE * max(last, 1):
             return
-        cal = calibrate(self.store, embedder.name)
+        graph = self._vector_index(embedder, load=False)
+        # vectors a run holds already (the static ones would otherwise be computed again from the text)
+        cal = calibrate(self.store, embedder.name, read=graph.vectors if graph.is_open else None)
         with self.store.db.atomic():
             self.store.set_meta(f"calibration:{embedder.name}", {**cal.to_meta(), "sentences": count} if cal else None)
 

@@ -68,12 +68,16 @@ def save_model(path: Path, model: StaticModel) -> None:
     tmp.replace(path)
 
 
-def load_model(path: Path) -> StaticModel:
-    """Read a model written by :func:`save_model`, dequantising to float32."""
+def _check_model_file(path: Path) -> None:
     if not path.is_file():
         raise MethodUnavailableError(
             f"static model file {path} is missing; build it with `python -m engine.staticbuild` or reinstall quire"
         )
+
+
+def load_model(path: Path) -> StaticModel:
+    """Read a model written by :func:`save_model`, dequantising to float32."""
+    _check_model_file(path)
     with np.load(path) as data:
         vectors = data["vectors"].astype(np.float32)
         vectors *= data["scales"][:, None]  # in place: a second float32 copy made loading peak 60 MB higher
@@ -83,6 +87,14 @@ def load_model(path: Path) -> StaticModel:
             vectors=vectors,
             meta=json.loads(data["meta"].tobytes().decode("utf-8")),
         )
+
+
+def load_tokenizer(path: Path) -> WordTokenizer:
+    """The tokenizer of a model file alone, its vectors left unread: a reader process only splits words, and
+    dequantising the vectors cost it 0.4 CPU-s and 150 MB."""
+    _check_model_file(path)
+    with np.load(path) as data:
+        return WordTokenizer(_unpack_strings(data["words"]), _unpack_strings(data["wordpieces"]))
 
 
 def pool(table: np.ndarray, flat: np.ndarray, offsets: np.ndarray) -> np.ndarray:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import cached_property
 
@@ -86,12 +87,16 @@ def prior(fingerprint: str) -> Calibration | None:
         return None
 
 
-def calibrate(store: Store, method: str, *, pairs: int = CALIBRATION_PAIRS, seed: int = 0) -> Calibration | None:
-    """Sample random sentence pairs of the index and record their cosine quantiles (None for tiny indexes)."""
+def calibrate(store: Store, method: str, *, pairs: int = CALIBRATION_PAIRS, seed: int = 0,
+              read: Callable[[list[int]], tuple[np.ndarray, np.ndarray]] | None = None) -> Calibration | None:
+    """Sample random sentence pairs of the index and record their cosine quantiles (None for tiny indexes).
+
+    ``read`` gives (ids, vectors) of sentence ids, by default ``store.vectors``: a writer that holds the vectors in
+    memory (its graph or exact rows) passes its own reader, rather than have the static ones computed again."""
     ids = store.random_sentence_ids(min(2 * pairs, 200_000), seed=seed)
     if ids.size < MIN_SENTENCES:
         return None
-    found, vectors = store.vectors(method, ids.tolist())
+    found, vectors = (read or functools.partial(store.vectors, method))(ids.tolist())
     if found.size < 20:
         return None
     rng = np.random.default_rng(seed)
