@@ -23,6 +23,7 @@ from engine.store.database import Store
 log = logging.getLogger(__name__)
 
 CALIBRATION_PAIRS = 20_000
+PAIR_SLICE = 2048  # pairs scored at a time (calibrate)
 # Percentiles stored: the body coarsely, the upper tail finely (that is where thresholds live).
 _PROBS = np.concatenate([np.linspace(0.0, 0.99, 100), np.linspace(0.991, 0.9999, 20)])
 # A best sentence is "relevant" when random pairs exceed its similarity at most this often. 1 in 1000 keeps
@@ -112,7 +113,10 @@ def calibrate(store: Store, method: str, *, pairs: int = CALIBRATION_PAIRS, seed
     keep = (hashes[a] != hashes[b]) & (docs[a] != docs[b])
     if keep.sum() < 20:
         return None
-    sims = np.einsum("ij,ij->i", vectors[a[keep]], vectors[b[keep]])
+    left, right = a[keep], b[keep]
+    # a slice of pairs at a time: the pairs' rows gathered whole were 40 MB, a small folder's run's largest allocation
+    sims = np.concatenate([np.einsum("ij,ij->i", vectors[left[i : i + PAIR_SLICE]], vectors[right[i : i + PAIR_SLICE]])
+                           for i in range(0, left.size, PAIR_SLICE)])
     values = np.quantile(sims, _PROBS)
     # quantiles must increase strictly for interpolation to be a function
     values = np.maximum.accumulate(values + np.arange(values.size) * 1e-9)

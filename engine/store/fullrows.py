@@ -71,7 +71,7 @@ class FullRows:
         rows = self._rows(wanted)
         found = rows >= 0
         found[found] = self._alive[rows[found]]
-        return wanted[found], self._matrix[rows[found]].astype(np.float32)
+        return wanted[found], self._matrix[rows[found]].astype(np.float32, copy=False)
 
     @property
     def live_count(self) -> int:
