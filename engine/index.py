@@ -491,7 +491,6 @@ class Index:
             bytes_on_disk=size, files=listed,
         )
 
-
     def _methods_embedded(self) -> tuple[str, ...]:
         """Methods with stored vectors, and the derived methods the index was embedded with (their vectors are
         computed from the text)."""

@@ -230,7 +230,7 @@ class Store:
                 migrated = True
             if self.get_meta("index_id") is None:
                 self.set_meta("index_id", uuid.uuid4().hex)
-        if migrated:  # the tables a migration dropped (schema 6: the static vectors) give their space back
+        if migrated:  # what a migration dropped (schema 6: the static vectors, the facets) gives its space back
             self.reclaim_space()
 
     @property

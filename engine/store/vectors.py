@@ -335,7 +335,9 @@ class VectorIndex:
                 self._rows.add(ids, vectors)
                 if self._rows.live_count >= EXACT_BELOW:
                     labels, held = self._rows.live()
-                    self._start_graph(labels, held, np.zeros((0, self.dim), np.float32), int(labels.size * 1.2))
+                    order = np.argsort(labels, kind="stable")
+                    self._start_graph(labels[order], held[order], np.zeros((0, self.dim), np.float32),
+                                      int(labels.size * 1.2))
             return
         for start in range(0, ids.size, ADD_CHUNK):
             chunk_ids = ids[start : start + ADD_CHUNK]
