@@ -675,11 +675,12 @@ class _Run:
             self.embedder, vectors = self.index._centre_first_batch(self.embedder, vectors)
         docs = _carrying_hashes(docs, made)
         facets = [o.facets for o in outcomes] if self.facets is not None else None
+        graph = self.vectors  # opened before the batch is written, which it would otherwise read back (or compute)
         removed, new_ids = self.store.write_documents(docs, vectors, self.embedder.name, facets)
         self._remove_vectors(removed)
         # the graph grows (and is saved, now and then) while the next batch is read and written
         save = time.monotonic() - self._last_save > self.config.save_seconds
-        self.vectors.add_later(new_ids, vectors, then_save=self._generation() if save else None)
+        graph.add_later(new_ids, vectors, then_save=self._generation() if save else None)
         if save:
             self._last_save = time.monotonic()
         self.documents += len(docs)
