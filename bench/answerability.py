@@ -72,7 +72,7 @@ def run(answers: ans.AnswerSet, methods: list[str], modes: list[str], work: Path
             rows += [{"method": method, "mode": mode, "error": str(e)} for mode in modes]
             continue
         for mode in modes:
-            row = {"method": method, "mode": mode, "index_seconds": round(built.index_seconds, 1),
+            row = {"method": method, "mode": mode, "index_seconds": round(built.index_seconds, 3),
                    "documents_indexed": built.documents, "sentences": built.sentences}
             try:
                 row.update(measure_mode(answers, built, files, mode, timeout=timeout))

@@ -6,7 +6,7 @@ write SQLite + FTS5, build the HNSW graph, calibrate; the indexing CPU time is s
 Then 200 queries (sentences drawn from the index, cut to their first words) measure latency, and HNSW recall@10 is
 checked against exact search over the stored vectors.
 
-Usage: python bench/index_wiki.py [--files N] [--corpus DIR] [--method static] [--no-facets] [--keep DIR]
+Usage: python bench/index_wiki.py [--files N] [--corpus DIR] [--method static] [--facets] [--keep DIR]
        python bench/index_wiki.py --keep DIR --queries-only   (latency and recall again on an index kept before)
 Prints a table and writes bench/results/index_wiki.json; every number is recomputed on each run (with
 --queries-only, the indexing numbers are left out rather than copied).
@@ -97,7 +97,8 @@ class StageClock:
     rows are parts of the row above). The graph inserts run on hnswlib's native threads, which no thread clock sees:
     they are what is left of the process's CPU time once the indexer's thread is taken out (with the reader pool's
     two I/O threads, a small part). Reading, splitting, tokenising and the facets run in the reader processes
-    (engine.indexing.prepare), which the caller counts as child CPU time; ``--no-facets`` tells the facets' part.
+    (engine.indexing.prepare), which the caller counts as child CPU time; ``--facets`` (stored, off by default) tells
+    their part.
     """
 
     INDEXER = "indexer thread"
@@ -224,7 +225,7 @@ def index_and_measure(args: argparse.Namespace, scratch: Path) -> dict:
     started = time.perf_counter()
     articles, text_bytes = write_articles(args.corpus, args.files, docs)
     log.info("wrote %d articles (%.1f MB) in %.1f s", articles, text_bytes / 1e6, time.perf_counter() - started)
-    config = IndexConfig(workers=args.workers, facets=not args.no_facets)
+    config = IndexConfig(workers=args.workers, facets=args.facets)
     with Index(index_dir, method=args.method, config=config) as idx:
         started, cpu_started, readers_started = time.perf_counter(), cpu_seconds(), child_cpu_seconds()
         with StageClock() as clock:
@@ -237,7 +238,7 @@ def index_and_measure(args: argparse.Namespace, scratch: Path) -> dict:
         "wall_seconds": round(wall, 2), "sentences_per_second": round(sentences / wall, 1),
         "cpu_seconds": round(cpu, 2), "sentences_per_cpu_second": round(sentences / cpu, 1),
         "mb_per_second": round(text_bytes / 1e6 / wall, 2), "peak_rss_gb": round(peak_rss_gb(), 3),
-        "facets": not args.no_facets, "skipped": len(report.issues),
+        "facets": args.facets, "skipped": len(report.issues),
         "cpu_seconds_by_stage": {k: round(v, 1) for k, v in stages.items() if v > 0},
     }
     return {**result, **measure_queries(index_dir)}
@@ -275,7 +276,8 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--method", default="static")
     parser.add_argument("--workers", type=int, default=None, help="reader processes (default: the engine's)")
-    parser.add_argument("--no-facets", action="store_true", help="index without computing facets (measures their cost)")
+    parser.add_argument("--facets", action="store_true", help="store facets while indexing, as IndexConfig(facets=True) "
+                        "does (measures their cost; off by default, docs/decisions/0014)")
     parser.add_argument("--keep", type=Path, default=None, help="put the articles and index here and keep them")
     parser.add_argument("--queries-only", action="store_true",
                         help="measure queries and recall on the index kept in --keep, without indexing again")

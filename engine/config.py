@@ -28,5 +28,7 @@ class IndexConfig:
     batch_sentences: int = 8192
     # The vector graph is saved at least this often during long runs, so a crash re-adds minutes of work at most.
     save_seconds: float = 120.0
-    # Facet explanations computed while indexing (engine.facets); off, results compute them when first shown.
-    facets: bool = True
+    # Facets stored while indexing (engine.facets). Off, the results on screen compute theirs when first shown, in
+    # the time stored ones take to read; storing them cost 45% of a small folder's index and a sixth of indexing CPU
+    # (docs/decisions/0014-facets-computed-when-shown.md). On, a search with --rerank-facets is faster.
+    facets: bool = False

@@ -44,7 +44,7 @@ from engine.search.calibration import Calibration, calibrate, prior
 from engine.search.like import LikeQuery, LikeSource, like_query
 from engine.search.results import Mode, SearchResponse, SearchResult
 from engine.search.searcher import CollectionStatistics, Searcher, query_stems
-from engine.store.database import DB_NAME, Store, reporting_damage
+from engine.store.database import DB_NAME, DerivedVectors, Store, reporting_damage
 from engine.store.files import remove_leftovers
 from engine.store.filters import Filters
 from engine.store.vectors import LEFTOVERS, VectorIndex
@@ -161,6 +161,9 @@ class Index:
             raise IndexNotFoundError(f"no index at {self.folder}{where}; run `quire index PATH` first")
         self.config = config or IndexConfig()
         self.store = Store(self.folder, create=create)
+        for name in embed.derived():  # stored by no index: computed from the text when read
+            # a vector draws on at most MAX_SPAN sentences, its own included (engine.embed.context)
+            self.store.derive(name, DerivedVectors(functools.partial(_derived_vectors, name), context.MAX_SPAN - 1))
         self._lock = FileLock(str(self.folder / "write.lock"))
         stored = self.store.get_meta("method")
         if stored is None and self.store.read_only:
@@ -357,7 +360,7 @@ class Index:
                 self.store.set_meta(_centre_key(method), None)  # the next first batch sets it again
             embedder = self._embedder(method)
         total = self.store.sentence_count()
-        done = len(self.store.vector_ids(method))
+        done = 0 if self.store.derives(method) else len(self.store.vector_ids(method))
         # whole documents at a time: a short line is embedded with its neighbours (engine.embed.context)
         for part in self.store.iter_documents(self.config.batch_sentences, without_vectors_for=method):
             if cancel is not None and cancel.is_set():
@@ -389,7 +392,9 @@ class Index:
         last = previous.get("sentences", 0) if previous else 0
         if not force and previous and abs(count - last) <= RECALIBRATE_CHANGE * max(last, 1):
             return
-        cal = calibrate(self.store, embedder.name)
+        graph = self._vector_index(embedder, load=False)
+        # vectors a run holds already (the static ones would otherwise be computed again from the text)
+        cal = calibrate(self.store, embedder.name, read=graph.vectors if graph.is_open else None)
         with self.store.db.atomic():
             self.store.set_meta(f"calibration:{embedder.name}", {**cal.to_meta(), "sentences": count} if cal else None)
 
@@ -512,9 +517,21 @@ class Index:
             folder=str(self.folder), method=self.store.get_meta("method"),
             fingerprint=self.store.get_meta("fingerprint"), documents=stats["documents"], indexed=stats["indexed"],
             skipped=stats["skipped"], failed=stats["failed"], sentences=stats["sentences"],
-            roots=tuple(self.store.roots()), methods_embedded=tuple(t[len("vectors_"):] for t in self.store.vector_tables()),
+            roots=tuple(self.store.roots()), methods_embedded=self._methods_embedded(),
             bytes_on_disk=size, files=listed,
         )
+
+    def _methods_embedded(self) -> tuple[str, ...]:
+        """Methods with stored vectors, and the derived methods the index was embedded with (their vectors are
+        computed from the text)."""
+        stored = [t[len("vectors_"):] for t in self.store.vector_tables()]
+        derived = [m for m in embed.derived() if self.store.get_meta(f"fingerprint:{m}") is not None]
+        return tuple(sorted({*stored, *derived}))
+
+
+def _derived_vectors(method: str, texts: Sequence[str], doc_sizes: np.ndarray) -> np.ndarray:
+    """The vectors of a derived method (engine.embed.derived) for whole documents' sentences, as indexing made them."""
+    return context.encode(embed.load(method), texts, doc_sizes)[0]
 
 
 def _centre_key(method: str) -> str:
@@ -716,11 +733,12 @@ class _Run:
             self.embedder, vectors = self.index._centre_first_batch(self.embedder, vectors)
         docs = _carrying_hashes(docs, made)
         facets = [o.facets for o in outcomes] if self.facets is not None else None
+        graph = self.vectors  # opened before the batch is written, which it would otherwise read back (or compute)
         removed, new_ids = self.store.write_documents(docs, vectors, self.embedder.name, facets)
         self._remove_vectors(removed)
         # the graph grows (and is saved, now and then) while the next batch is read and written
         save = time.monotonic() - self._last_save > self.config.save_seconds
-        self.vectors.add_later(new_ids, vectors, then_save=self._generation() if save else None)
+        graph.add_later(new_ids, vectors, then_save=self._generation() if save else None)
         if save:
             self._last_save = time.monotonic()
         self.documents += len(docs)
@@ -732,7 +750,7 @@ class _Run:
     def _save(self) -> None:
         generation = self._generation()
         if self._vectors is None:
-            if self.index._vector_index(self.embedder, load=False).is_saved(generation):
+            if self.index._vector_index(self.embedder, load=False).is_saved(self.store):
                 return  # not loaded, as nothing in it changed, and its files are as the last run saved them
             # behind the database (a run killed before its last save) or damaged: caught up or rebuilt here
             self._vectors = self.index._vector_index(self.embedder)

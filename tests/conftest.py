@@ -72,6 +72,15 @@ def run_probe(code: str, *args: object) -> dict:
 
 
 @pytest.fixture
+def graph_always(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Build a graph at any size: a test collection is far below engine.store.vectors.EXACT_BELOW, under which an
+    index is scanned exactly and has no graph file to save, damage or catch up."""
+    from engine.store import vectors
+
+    monkeypatch.setattr(vectors, "EXACT_BELOW", 0)
+
+
+@pytest.fixture
 def corpus(tmp_path: Path) -> Path:
     """A folder of small real documents."""
     return write_corpus(tmp_path / "docs")

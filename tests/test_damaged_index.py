@@ -22,13 +22,17 @@ CONFIG = IndexConfig(workers=0)
 RIGEL = "Rigel is a blue supergiant star in the constellation of Orion."
 
 
+# the CLI building a graph at any size, as the index of the `indexed` fixture has one (conftest.graph_always)
+GRAPH_CLI = "from engine.store import vectors; vectors.EXACT_BELOW = 0; from app.cli import main; main()"
+
+
 def quire(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "app.cli", *args], cwd=REPO, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-c", GRAPH_CLI, *args], cwd=REPO, capture_output=True, text=True,
                           timeout=120)
 
 
 @pytest.fixture
-def indexed(corpus: Path, tmp_path: Path) -> Path:
+def indexed(corpus: Path, tmp_path: Path, graph_always: None) -> Path:
     folder = tmp_path / "index"
     with Index(folder, config=CONFIG) as idx:
         idx.add([corpus])

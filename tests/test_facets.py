@@ -24,7 +24,7 @@ from engine.facets.space import FacetSpace
 from engine.index import Index, IndexConfig
 from engine.ingest import pool
 from engine.store import schema
-from engine.store.database import VECTOR_DTYPE, Store
+from engine.store.database import Store
 
 SPACE = load_space()
 META = embed.load("static").model.meta if SPACE is not None else {}
@@ -104,14 +104,17 @@ def test_old_schema_migrates_forward(tmp_path):
     store = Store(tmp_path / "idx")
     try:
         assert "facets" in store.db.table_names()
-        assert store.get_meta("schema_version") == schema.SCHEMA_VERSION == 5
+        assert store.get_meta("schema_version") == schema.SCHEMA_VERSION == 6
         assert store.word_index_ready()  # an empty index has no passages to build it for
     finally:
         store.close()
 
 
-def test_indexing_stores_facets_and_removing_drops_them(corpus, index_dir):
-    with Index(index_dir) as index:
+def test_indexing_stores_facets_when_asked_and_removing_drops_them(corpus, tmp_path, index_dir):
+    with Index(tmp_path / "default") as index:
+        index.add([corpus])
+        assert index.store.db.execute("SELECT count(*) FROM facets").fetchone()[0] == 0  # computed when shown
+    with Index(index_dir, config=IndexConfig(facets=True)) as index:
         report = index.add([corpus])
         count = index.store.db.execute("SELECT count(*) FROM facets").fetchone()[0]
         assert count == report.sentences > 0
@@ -121,7 +124,7 @@ def test_indexing_stores_facets_and_removing_drops_them(corpus, index_dir):
 
 
 def test_facets_stored_as_int8_centres_are_dropped_and_computed_by_searches(corpus, index_dir):
-    with Index(index_dir) as index:
+    with Index(index_dir, config=IndexConfig(facets=True)) as index:
         index.add([corpus])
         fresh = index.search("book hospital appointments by text message", k=3).to_json()
         with index.store.db.atomic():  # the index as schema 3 stored facets
@@ -213,7 +216,7 @@ def test_indexing_tokenises_once_yet_stores_what_separate_passes_give(corpus, in
     """Vectors and facets from the shared word ids (made by the reader processes when there are some) equal the
     embedder's and the facet extractor's own."""
     monkeypatch.setattr(pool, "MIN_FILES_FOR_POOL", 1)
-    with Index(index_dir, config=IndexConfig(workers=workers)) as index:
+    with Index(index_dir, config=IndexConfig(workers=workers, facets=True)) as index:
         index.add([corpus])
         rows = index.store.db.execute("SELECT id, doc_id, text FROM sentences ORDER BY id").fetchall()
         ids = [r[0] for r in rows]
@@ -222,7 +225,7 @@ def test_indexing_tokenises_once_yet_stores_what_separate_passes_give(corpus, in
         stored_facets = index.store.facets(ids)
     embedder = SPACE.embedder
     expected = embedded_as_indexed(embedder, [(r[1], r[2]) for r in rows])
-    np.testing.assert_array_equal(stored, expected.astype(VECTOR_DTYPE).astype(np.float32))
+    np.testing.assert_array_equal(stored, expected)  # computed from the text (engine.embed.derived), as indexed
     np.testing.assert_array_equal(embedder.embed_ids(*SPACE.ids(texts)), embedder.encode(texts))
     assert [stored_facets[i] for i in ids] == packed_document_facets(SPACE, texts, [r[1] for r in rows])
     alone = document_facets(SPACE, texts, [r[1] for r in rows])

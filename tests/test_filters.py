@@ -41,7 +41,7 @@ def index(tmp_path_factory):
         idx.add([docs])
         yield idx, docs
 
-@pytest.mark.parametrize("mode", [Mode.HYBRID, Mode.LEXICAL])
+@pytest.mark.parametrize("mode", [Mode.HYBRID, Mode.LEXICAL, Mode.SEMANTIC])
 def test_a_folder_filter_returns_only_that_folders_documents(index, mode):
     idx, docs = index
     response = idx.search("otters river", k=50, mode=mode, within=Filters(folders=(str(docs / "work"),)))

@@ -133,7 +133,7 @@ def test_reindex_reads_only_what_changed(corpus: Path, index_dir: Path) -> None:
         assert idx.store.stats()["sentences"] == vector_consistency(idx)[0]
 
 
-def test_a_run_that_changes_no_sentence_leaves_the_graph_file_alone(corpus: Path, index_dir: Path) -> None:
+def test_a_run_that_changes_no_sentence_leaves_the_graph_file_alone(corpus: Path, index_dir: Path, graph_always: None) -> None:
     graph = index_dir / "hnsw-static.bin"
     with open_index(index_dir) as idx:
         idx.add([corpus])
@@ -234,7 +234,7 @@ def test_vectors_of_an_older_model_are_refused_then_reembedded(corpus: Path, ind
 
 
 @pytest.mark.parametrize("damage", ["missing", "other-model", "garbage", "behind"])
-def test_graph_is_rebuilt_or_caught_up(corpus: Path, index_dir: Path, damage: str) -> None:
+def test_graph_is_rebuilt_or_caught_up(corpus: Path, index_dir: Path, damage: str, graph_always: None) -> None:
     with open_index(index_dir) as idx:
         idx.add([corpus])
     graph, sidecar = index_dir / "hnsw-static.bin", index_dir / "hnsw-static.json"

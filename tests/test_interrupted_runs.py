@@ -15,7 +15,7 @@ from engine import Index, IndexConfig
 
 REPO = Path(__file__).resolve().parent.parent
 TOY = Path(__file__).parent / "data" / "toy_corpus.txt"
-CONFIG = IndexConfig(workers=0, batch_sentences=40)
+CONFIG = IndexConfig(workers=0, batch_sentences=40, facets=True)
 
 # Runs an indexing of argv[1] into argv[2] that kills itself with SIGKILL at the point argv[3] names.
 KILLED_RUN = """
@@ -25,6 +25,7 @@ from engine.store import database, vectors
 
 docs, folder, point = sys.argv[1:4]
 calls = []
+vectors.EXACT_BELOW = 0  # a graph at any size, as the test's own runs build (conftest.graph_always)
 
 def kill_on(count):
     calls.append(1)
@@ -42,7 +43,7 @@ else:  # the graph written to its temporary file at the end of the run, not yet 
     def written_then_die(path, write):
         replace(path, lambda tmp: (write(tmp), kill_on(1)))
     vectors.replace_file = written_then_die
-with Index(folder, config=IndexConfig(workers=0, batch_sentences=40)) as idx:
+with Index(folder, config=IndexConfig(workers=0, batch_sentences=40, facets=True)) as idx:
     idx.add([docs])
 """
 
@@ -71,7 +72,8 @@ def outcome(folder: Path) -> dict:
 
 
 @pytest.mark.parametrize("point", ["facets", "graph"])
-def test_a_run_killed_between_writes_is_completed_by_the_next(docs: Path, tmp_path: Path, point: str) -> None:
+def test_a_run_killed_between_writes_is_completed_by_the_next(docs: Path, tmp_path: Path, point: str,
+                                                              graph_always: None) -> None:
     killed = tmp_path / "killed"
     run = subprocess.run([sys.executable, "-c", KILLED_RUN, str(docs), str(killed), point], cwd=REPO,
                          capture_output=True, text=True, timeout=300)

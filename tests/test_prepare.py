@@ -15,7 +15,7 @@ from engine.index import Index
 from engine.indexing.prepare import StaticPreparer
 from engine.ingest.extract import extract
 from engine.ingest.readers.base import Limits
-from engine.store.database import VECTOR_DTYPE, Store
+from engine.store.database import Store
 
 TEXTS = [
     (
@@ -69,7 +69,7 @@ def test_documents_whose_preparation_fails_are_indexed_all_the_same(corpus, inde
         raise MemoryError("no room for facets")
 
     monkeypatch.setattr(StaticPreparer, "__call__", broken)
-    with Index(index_dir, config=IndexConfig(workers=0)) as index:
+    with Index(index_dir, config=IndexConfig(workers=0, facets=True)) as index:
         report = index.add([corpus])
         rows = index.store.db.execute("SELECT id, doc_id, text FROM sentences ORDER BY id").fetchall()
         _, stored = index.store.vectors("static", [r[0] for r in rows])
@@ -78,7 +78,7 @@ def test_documents_whose_preparation_fails_are_indexed_all_the_same(corpus, inde
     assert report.sentences == len(rows) > 0 and not report.issues
     assert "preparing" in caplog.text
     expected = embedded_as_indexed(load_space().embedder, [(r[1], r[2]) for r in rows])
-    np.testing.assert_array_equal(stored, expected.astype(VECTOR_DTYPE).astype(np.float32))
+    np.testing.assert_array_equal(stored, expected)  # computed from the text (engine.embed.derived), as indexed
     assert found.results[0].facets  # computed when asked for, as for sentences indexed without facets
 
 

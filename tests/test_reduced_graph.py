@@ -20,6 +20,7 @@ def store(tmp_path, monkeypatch):
     monkeypatch.setattr(vectors, "GRAPH_DIM", 8)
     monkeypatch.setattr(vectors, "PROJECT_FROM", 100)
     monkeypatch.setattr(vectors, "RERANK", 60)
+    monkeypatch.setattr(vectors, "EXACT_BELOW", 0)
     s = Store(tmp_path / "idx")
     yield s
     s.close()

@@ -100,7 +100,7 @@ def test_vectors_round_trip_at_half_precision(store):
     assert got_ids.tolist() == ids.tolist() and np.allclose(got, v, atol=2e-3)
 
 
-def test_vector_index_catches_up_after_a_crash_and_rebuilds_when_missing(tmp_path, store):
+def test_vector_index_catches_up_after_a_crash_and_rebuilds_when_missing(tmp_path, store, graph_always):
     rng = np.random.default_rng(2)
     v = _unit(rng, 3)
     _, ids = store.write_documents([_doc("/a", ["a", "b", "c"])], v, "m")
@@ -149,7 +149,7 @@ def test_graph_vectors_leave_out_deleted_and_unknown_ids(store):
     assert index.vectors([10**9])[0].size == 0 and index.vectors([])[1].shape == (0, 8)
 
 
-def test_search_answers_when_the_deleted_count_runs_behind_the_graph(store):
+def test_search_answers_when_the_deleted_count_runs_behind_the_graph(store, graph_always):
     """After a crash the graph can hold deletions its sidecar did not count; hnswlib then finds fewer live elements
     than asked for and raises. The query must still answer with what there is."""
     index, ids, v = _graph(store, 6, seed=5)
@@ -193,7 +193,7 @@ def test_connections_opening_a_new_index_together_all_succeed(tmp_path):
     check.close()
 
 
-def test_queued_inserts_are_in_the_graph_once_saved_and_can_be_removed(tmp_path, store):
+def test_queued_inserts_are_in_the_graph_once_saved_and_can_be_removed(tmp_path, store, graph_always):
     rng = np.random.default_rng(5)
     v = _unit(rng, 6)
     _, ids = store.write_documents([_doc("/a", ["a", "b", "c", "d", "e", "f"])], v, "m")
@@ -272,7 +272,7 @@ def test_a_split_bm25_scan_finds_the_same_passages_with_the_same_scores(store, m
     assert len(store._opened_readers) == min(parts, 8) - 1
 
 
-def test_vector_index_writes_its_graph_only_when_it_changed(store):
+def test_vector_index_writes_its_graph_only_when_it_changed(store, graph_always):
     index, ids, _ = _graph(store, 20, seed=4)
     written = index.path.stat()
     index.save(41)  # the database moved on without touching this method's vectors (say, a file was only touched)

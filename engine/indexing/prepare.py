@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.embed.static import StaticEmbedder
+from engine.embed.static import StaticEmbedder, load_tokenizer
 from engine.embed.wordtok import WordTokenizer
 from engine.facets.extract import DEFAULT_K, packed_document_facets
 from engine.facets.space import FacetSpace
@@ -25,8 +25,10 @@ from engine.ingest.extract import Extracted
 
 @functools.cache
 def _load(model: Path, facets: bool) -> tuple[WordTokenizer, FacetSpace | None]:
+    if not facets:
+        return load_tokenizer(model), None
     embedder = StaticEmbedder.from_file(model)
-    return embedder.tokenizer, FacetSpace(embedder) if facets else None
+    return embedder.tokenizer, FacetSpace(embedder)
 
 
 class StaticPreparer:

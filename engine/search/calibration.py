@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from functools import cached_property
 
@@ -23,6 +23,9 @@ from engine.store.database import Store
 log = logging.getLogger(__name__)
 
 CALIBRATION_PAIRS = 20_000
+PAIR_SLICE = 2048  # pairs scored at a time (calibrate)
+# (ids, vectors) of the sentence ids asked for: ``Store.vectors`` of a method, or what a writer holds in memory
+Reader = Callable[[list[int]], tuple[np.ndarray, np.ndarray]]
 # Percentiles stored: the body coarsely, the upper tail finely (that is where thresholds live).
 _PROBS = np.concatenate([np.linspace(0.0, 0.99, 100), np.linspace(0.991, 0.9999, 20)])
 # A best sentence is "relevant" when random pairs exceed its similarity at most this often. 1 in 1000 keeps
@@ -104,10 +107,13 @@ class Sample:
                       np.concatenate([p.docs + offset for p, offset in zip(parts, offsets)]))
 
 
-def sample(store: Store, method: str, size: int, *, seed: int = 0) -> Sample:
-    """Up to ``size`` random sentences of the index that have ``method``'s vectors."""
+def sample(store: Store, method: str, size: int, *, seed: int = 0, read: Reader | None = None) -> Sample:
+    """Up to ``size`` random sentences of the index that have ``method``'s vectors.
+
+    ``read`` gives (ids, vectors) of sentence ids, by default ``store.vectors``: a writer that holds the vectors in
+    memory (its graph or exact rows) passes its own reader, rather than have the static ones computed again."""
     ids = store.random_sentence_ids(size, seed=seed)
-    found, vectors = store.vectors(method, ids.tolist())
+    found, vectors = (read or functools.partial(store.vectors, method))(ids.tolist())
     rows = store.sentences_by_id(found.tolist())
     return Sample(vectors, np.array([rows[int(i)]["hash"] for i in found], dtype=np.int64),
                   np.array([rows[int(i)]["doc_id"] for i in found], dtype=np.int64))
@@ -118,11 +124,13 @@ def sample_size(pairs: int = CALIBRATION_PAIRS) -> int:
     return min(2 * pairs, 200_000)
 
 
-def calibrate(store: Store, method: str, *, pairs: int = CALIBRATION_PAIRS, seed: int = 0) -> Calibration | None:
-    """Sample random sentence pairs of the index and record their cosine quantiles (None for tiny indexes)."""
+def calibrate(store: Store, method: str, *, pairs: int = CALIBRATION_PAIRS, seed: int = 0,
+              read: Reader | None = None) -> Calibration | None:
+    """Sample random sentence pairs of the index and record their cosine quantiles (None for tiny indexes); ``read``
+    as for :func:`sample`."""
     if store.sentence_count() < MIN_SENTENCES:
         return None
-    return from_sample(sample(store, method, sample_size(pairs), seed=seed), method, pairs=pairs, seed=seed)
+    return from_sample(sample(store, method, sample_size(pairs), seed=seed, read=read), method, pairs=pairs, seed=seed)
 
 
 def from_sample(drawn: Sample, method: str, *, pairs: int = CALIBRATION_PAIRS, seed: int = 0) -> Calibration | None:
@@ -139,7 +147,10 @@ def from_sample(drawn: Sample, method: str, *, pairs: int = CALIBRATION_PAIRS, s
     keep = (drawn.hashes[a] != drawn.hashes[b]) & (drawn.docs[a] != drawn.docs[b])
     if keep.sum() < 20:
         return None
-    sims = np.einsum("ij,ij->i", drawn.vectors[a[keep]], drawn.vectors[b[keep]])
+    left, right, rows = a[keep], b[keep], drawn.vectors
+    # a slice of pairs at a time: the pairs' rows gathered whole were 40 MB, a small folder's run's largest allocation
+    sims = np.concatenate([np.einsum("ij,ij->i", rows[left[i : i + PAIR_SLICE]], rows[right[i : i + PAIR_SLICE]])
+                           for i in range(0, left.size, PAIR_SLICE)])
     values = np.quantile(sims, _PROBS)
     # quantiles must increase strictly for interpolation to be a function
     values = np.maximum.accumulate(values + np.arange(values.size) * 1e-9)

@@ -54,6 +54,20 @@ class StoredSentences:
     missing: np.ndarray  # bool, one per sentence
 
 
+@dataclass(frozen=True)
+class DerivedVectors:
+    """How a method whose vectors are not stored computes them from the sentences' text (:meth:`Store.derive`).
+
+    ``encode`` gets whole documents' texts (documents in order, each one's sentences in order) and the sentences per
+    document, and returns one vector per sentence; a sentence's vector may draw on at most ``reach`` sentences either
+    side of it in its document (engine.embed.context), so a run of sentences that reaches that far past a sentence,
+    or to its document's edge, gives the vector that the whole document gives.
+    """
+
+    encode: Callable[[Sequence[str], np.ndarray], np.ndarray]
+    reach: int
+
+
 # Errors of creating a file in a folder that say it is read-only, or not this account's to write: an index there
 # is opened read-only.
 READ_ONLY_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
@@ -116,6 +130,7 @@ class Store:
         self._cache: dict[str, int] = {}
         self._cache_version: tuple[int, int] | None = None
         self._words = WordIndex()
+        self._derived: dict[str, DerivedVectors] = {}  # methods whose vectors are computed, not stored
         try:
             if self.read_only:
                 with reporting_damage(path):
@@ -176,6 +191,7 @@ class Store:
         self.db.execute("PRAGMA synchronous=NORMAL")  # WAL stays consistent; a power cut may lose the last commits
         self.db.execute("PRAGMA foreign_keys=OFF")
         _tune(self.db.conn)
+        migrated = False
         with self.db.atomic():
             schema.create(self.db)
             version = self.get_meta("schema_version")
@@ -187,8 +203,11 @@ class Store:
                 if schema.migrate(self.db, int(version)):  # the word index is built by the next indexing run
                     self.set_meta(postings.BACKFILL_META, postings.plan_backfill(self.db.conn))
                 self.set_meta("schema_version", schema.SCHEMA_VERSION)
+                migrated = True
             if self.get_meta("index_id") is None:
                 self.set_meta("index_id", uuid.uuid4().hex)
+        if migrated:  # what a migration dropped (schema 6: the static vectors, the facets) gives its space back
+            self.reclaim_space()
 
     @property
     def index_id(self) -> str | None:
@@ -301,7 +320,7 @@ class Store:
         n_sentences = sum(len(d.sentences) for d in docs)
         if vectors.shape[0] != n_sentences:
             raise ValueError(f"{vectors.shape[0]} vectors for {n_sentences} sentences")
-        table = schema.create_vector_table(self.db, method)
+        table = None if self.derives(method) else schema.create_vector_table(self.db, method)
         with self.db.atomic():
             old_ids = [r[0] for r in self.db.execute(
                 f"SELECT id FROM documents WHERE path IN ({','.join('?' * len(docs))})", [to_column(d.path) for d in docs]
@@ -342,11 +361,8 @@ class Store:
             conn.executemany("INSERT INTO passages_fts(rowid, text) VALUES (?,?)", fts_rows)
             postings.add(conn, [r[0] for r in passage_rows], [r[1] for r in passage_rows], [r[1] for r in fts_rows])
             new_ids = np.arange(first_sentence, sid, dtype=np.int64)
-            blobs = vectors.astype(VECTOR_DTYPE)
-            conn.executemany(
-                f"INSERT INTO [{table}](sentence_id, vector) VALUES (?, ?)",
-                zip(new_ids.tolist(), (row.tobytes() for row in blobs)),
-            )
+            if table is not None:
+                _insert_vectors(conn, table, new_ids, vectors)
             self._insert_facets(facet_rows)
             self._bump_generation()
         return removed, new_ids
@@ -400,6 +416,15 @@ class Store:
     def vector_tables(self) -> list[str]:
         """Names of the per-method vector tables present."""
         return [t for t in self.db.table_names() if t.startswith("vectors_")]
+
+    def derive(self, method: str, how: DerivedVectors) -> None:
+        """Compute ``method``'s vectors from the sentences' text whenever they are read, and store none: for a method
+        whose vectors cost less to make than to read (the static model's)."""
+        self._derived[method] = how
+
+    def derives(self, method: str) -> bool:
+        """Whether ``method``'s vectors are computed from the text (:meth:`derive`) rather than stored."""
+        return method in self._derived
 
     def sentence_count(self) -> int:
         """Number of indexed sentences (kept between queries, as the other counts every query needs)."""
@@ -457,7 +482,7 @@ class Store:
         than ``batch`` comes whole); with ``without_vectors_for``, only batches holding a sentence that method has
         not embedded. Re-embedding reads this: a sentence's vector may take in its neighbours' words."""
         missing, join = "1", ""
-        if without_vectors_for:
+        if without_vectors_for and not self.derives(without_vectors_for):
             table = schema.create_vector_table(self.db, without_vectors_for)
             missing, join = "v.sentence_id IS NULL", f"LEFT JOIN [{table}] v ON v.sentence_id = s.id"
         select = f"SELECT s.id, s.doc_id, s.ordinal, s.text, {missing}, s.hash FROM sentences s {join}"
@@ -491,16 +516,18 @@ class Store:
             self.db.conn.executemany("UPDATE sentences SET hash = ? WHERE id = ?", zip(hashes.tolist(), ids.tolist()))
 
     def add_vectors(self, method: str, ids: np.ndarray, vectors: np.ndarray) -> None:
-        """Store vectors for existing sentences (re-embedding with another method)."""
+        """Store vectors for existing sentences (re-embedding with another method); nothing for a method whose
+        vectors are derived."""
+        if self.derives(method):
+            return
         table = schema.create_vector_table(self.db, method)
         with self.db.atomic():
-            self.db.conn.executemany(
-                f"INSERT OR REPLACE INTO [{table}](sentence_id, vector) VALUES (?, ?)",
-                zip(ids.tolist(), (row.tobytes() for row in vectors.astype(VECTOR_DTYPE))),
-            )
+            _insert_vectors(self.db.conn, table, ids, vectors, replace=True)
 
     def vectors(self, method: str, ids: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(ids, float32 vectors) of one method: all of them, or those of ``ids`` (missing ones left out)."""
+        if self.derives(method):
+            return self._derived_vectors(method, ids)
         table = schema.vector_table(method)
         if table not in self.db.table_names():
             return np.zeros(0, np.int64), np.zeros((0, 0), np.float32)
@@ -515,8 +542,14 @@ class Store:
         return _vector_rows(rows)
 
     def vector_batches(self, method: str, batch: int = 65_536) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """All (ids, float32 vectors) of one method in id order, ``batch`` rows at a time: rebuilding a graph of
-        millions of sentences must not hold every vector twice over (bytes rows, then the matrix)."""
+        """All (ids, float32 vectors) of one method, ``batch`` rows at a time (in id order; whole documents at a time
+        where the vectors are derived): rebuilding a graph of millions of sentences must not hold every vector twice
+        over (bytes rows, then the matrix)."""
+        if self.derives(method):
+            encode = self._derived[method].encode
+            for part in self.iter_documents(batch):
+                yield part.ids, encode(part.texts, part.doc_sizes)
+            return
         table = schema.vector_table(method)
         if table not in self.db.table_names():
             return
@@ -532,12 +565,46 @@ class Store:
             last = rows[-1][0]
 
     def vector_ids(self, method: str) -> np.ndarray:
-        """Sentence ids that have a vector for ``method``."""
+        """Sentence ids that have a vector for ``method`` (every sentence, where its vectors are derived)."""
+        if self.derives(method):
+            rows = self.db.execute("SELECT id FROM sentences").fetchall()
+            return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         table = schema.vector_table(method)
         if table not in self.db.table_names():
             return np.zeros(0, np.int64)
         rows = self.db.execute(f"SELECT sentence_id FROM [{table}]").fetchall()
         return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+
+    def _derived_vectors(self, method: str, ids: Sequence[int] | None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`vectors` of a derived method: the asked sentences with the sentences within ``reach`` of them, run
+        by run of consecutive sentences of one document, are embedded as documents of their own; that gives each
+        asked sentence the vector its whole document gives (DerivedVectors), for a few times its own cost."""
+        if ids is None:
+            parts = list(self.vector_batches(method))
+            if not parts:
+                return np.zeros(0, np.int64), np.zeros((0, 0), np.float32)
+            every, vectors = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+            order = np.argsort(every)
+            return every[order], vectors[order]
+        how = self._derived[method]
+        rows: dict[int, tuple[int, int, str]] = {}
+        for chunk, marks in in_chunks(ids):
+            for sid, doc_id, ordinal, text in self.db.execute(
+                f"SELECT w.id, w.doc_id, w.ordinal, w.text FROM sentences s JOIN sentences w ON w.doc_id = s.doc_id "
+                f"AND w.ordinal BETWEEN s.ordinal - ? AND s.ordinal + ? WHERE s.id IN ({marks})",
+                [how.reach, how.reach, *chunk],
+            ):
+                rows[sid] = (doc_id, ordinal, text)
+        if not rows:
+            return np.zeros(0, np.int64), np.zeros((0, 0), np.float32)
+        order = sorted(rows, key=rows.__getitem__)
+        place = np.array([rows[sid][:2] for sid in order], dtype=np.int64)
+        # a run ends where the document changes or an ordinal is skipped
+        starts = np.flatnonzero(np.r_[True, (place[1:, 0] != place[:-1, 0]) | (place[1:, 1] != place[:-1, 1] + 1)])
+        vectors = how.encode([rows[sid][2] for sid in order], np.diff(np.r_[starts, len(order)]))
+        at = {sid: i for i, sid in enumerate(order)}
+        found = np.array([int(i) for i in ids if int(i) in at], dtype=np.int64)
+        return found, vectors[[at[sid] for sid in found.tolist()]].astype(np.float32)
 
     def drop_vectors(self, method: str) -> None:
         """Remove a method's vectors (used when a method is abandoned)."""
@@ -886,6 +953,13 @@ def _bm25_rows(conn: sqlite3.Connection, match: str, limit: int | None,
         [match, *(ids or ()), -1 if limit is None else limit],  # LIMIT -1: no limit
     ).fetchall()
     return [(int(r[0]), int(r[1]), float(r[2])) for r in rows]
+
+
+def _insert_vectors(conn: sqlite3.Connection, table: str, ids: np.ndarray, vectors: np.ndarray, *,
+                    replace: bool = False) -> None:
+    """Store vectors as float16 blobs keyed by sentence id (in the caller's transaction)."""
+    conn.executemany(f"INSERT {'OR REPLACE ' if replace else ''}INTO [{table}](sentence_id, vector) VALUES (?, ?)",
+                     zip(ids.tolist(), (row.tobytes() for row in vectors.astype(VECTOR_DTYPE))))
 
 
 def _vector_rows(rows: list[tuple[int, bytes]]) -> tuple[np.ndarray, np.ndarray]:

@@ -1,8 +1,9 @@
-"""Full-dimension vectors beside a graph that holds fewer dimensions.
+"""Full-dimension vectors beside a graph that holds fewer dimensions, or in place of a graph.
 
 A large graph is built on its vectors' leading principal components (engine.store.vectors): inserting and walking
 it read half the memory. Its answers are candidates only; these rows score them exactly, and give a hybrid query
-the cosines of its lexical hits without a random database read for each.
+the cosines of its lexical hits without a random database read for each. A small collection has no graph: its
+rows are scanned whole (:meth:`FullRows.nearest`).
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from engine.store.files import replace_file
 class FullRows:
     """Vectors by label (sentence id), appended as the graph grows, hidden as it marks labels deleted."""
 
-    def __init__(self, dim: int) -> None:
+    def __init__(self, dim: int, dtype: type = VECTOR_DTYPE) -> None:
         self._labels = np.zeros(0, np.int64)
-        self._matrix = np.zeros((0, dim), VECTOR_DTYPE)
+        # float32 for rows that are scanned whole: numpy has no fast path for float16 arithmetic
+        self._matrix = np.zeros((0, dim), dtype)
         self._alive = np.zeros(0, bool)
         self._count = 0
         # rows in label order: the identity while labels only ever grew (an indexing run appends rising sentence
@@ -40,6 +42,7 @@ class FullRows:
         end = self._count + labels.size
         rising = bool(np.all(np.diff(labels) > 0))
         if not (rising and (self._count == 0 or labels[0] > self._labels[self._count - 1])):
+            self.drop(labels)  # superseded rows: hidden from get (the newest wins) and from nearest alike
             self._ascending = False
         self._labels[self._count : end] = labels
         self._matrix[self._count : end] = vectors
@@ -68,7 +71,31 @@ class FullRows:
         rows = self._rows(wanted)
         found = rows >= 0
         found[found] = self._alive[rows[found]]
-        return wanted[found], self._matrix[rows[found]].astype(np.float32)
+        return wanted[found], self._matrix[rows[found]].astype(np.float32, copy=False)
+
+    @property
+    def live_count(self) -> int:
+        """Rows not dropped."""
+        return int(np.count_nonzero(self._alive[: self._count]))
+
+    def live(self) -> tuple[np.ndarray, np.ndarray]:
+        """(labels, float32 vectors) of every live row."""
+        alive = self._alive[: self._count]
+        return self._labels[: self._count][alive], self._matrix[: self._count][alive].astype(np.float32)
+
+    def nearest(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(labels, inner products) of the ``k`` live rows nearest ``query`` (unit vectors: cosines), best first, ties
+        by row; every row is scored, so the answer is exact."""
+        # numpy's own loop, one thread: a BLAS product waits for its second thread whenever the machine is busy (the
+        # lexical ranking runs beside it), 18 ms p50 against 5 for 100,000 rows (docs/decisions/0013)
+        sims = np.einsum("ij,j->i", self._matrix[: self._count], np.asarray(query, dtype=self._matrix.dtype))
+        sims[~self._alive[: self._count]] = -np.inf
+        k = min(k, self.live_count)
+        if k <= 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        top = np.argpartition(-sims, k - 1)[:k] if k < sims.size else np.arange(sims.size)
+        top = top[np.lexsort((top, -sims[top]))]
+        return self._labels[top], sims[top].astype(np.float32)
 
     def _rows(self, labels: np.ndarray) -> np.ndarray:
         """Row of each label, -1 where absent."""

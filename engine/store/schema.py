@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import sqlite_utils
 
+from engine import embed
 from engine.store import postings
 
 # 2: facets table (issue 7). 3: the word index (engine.store.postings). 4: facets stored as word mixtures.
-# 5: CJK text counted as pairs of letters in the word index (engine.text.terms).
-SCHEMA_VERSION = 5
+# 5: CJK text counted as pairs of letters in the word index (engine.text.terms). 6: no stored vectors of the
+# methods whose vectors are computed from the text (engine.embed.derived, the static model's), nor stored facets.
+SCHEMA_VERSION = 6
 # Sentences with Han, kana or Hangul letters: an index that holds any has its word index rebuilt on the way to 5.
 _CJK_GLOB = "*[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]*"
 
@@ -110,7 +112,14 @@ def migrate(db: sqlite_utils.Database, version: int) -> bool:
     there (searches use FTS5 alone until that is done). 3 -> 4 replaces the facets table (int8 centres) with one of
     word mixtures; the facets stored before are dropped and, like those of 1, computed by searches when needed.
     4 -> 5 empties the word index of an index that holds CJK text, which it counted as whole runs of letters.
+    5 -> 6 drops the vector tables of derived methods (the static model's): their vectors are computed from the text
+    when read; and the stored facets, which results compute when shown (engine.config.IndexConfig.facets). The
+    caller gives their space back.
     """
+    if version < 6:
+        for method in embed.derived():
+            db.execute(f"DROP TABLE IF EXISTS [{vector_table(method)}]")
+        db.execute("DELETE FROM facets")
     if version < 4:
         db.execute("DROP TABLE IF EXISTS facets")
         create_facets_table(db)

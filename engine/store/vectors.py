@@ -1,7 +1,8 @@
 """The HNSW side of an index: one hnswlib graph per embedding method, labels = sentence ids.
 
-A large graph is held in fewer dimensions than its vectors, with the full vectors beside it to score what it finds
-(see GRAPH_DIM).
+A collection of fewer than EXACT_BELOW sentences has no graph: its vectors are held in memory and every one is scored
+(an exact scan), and only the sidecar is written. A large graph is held in fewer dimensions than its vectors, with the
+full vectors beside it to score what it finds (see GRAPH_DIM).
 
 The vectors in SQLite are the source of truth. The graph file carries a sidecar recording the database generation
 it matches and the file's size, vector count and digest; on open, a graph that is missing, damaged, built for
@@ -55,6 +56,11 @@ LEFTOVERS = "hnsw-*.tmp"
 GRAPH_DIM = 128
 PROJECT_FROM = 20_000
 RERANK = 200
+# Below EXACT_BELOW vectors a method has no graph: a search multiplies the query by every vector, which is exact and
+# takes a few milliseconds at this size (an hnswlib search at ef 2500 takes longer), indexing inserts nothing, and
+# nothing but the sidecar is written; the vectors are read from the database when the index is opened. The graph is
+# built once the collection reaches it (docs/decisions/0013-exact-scan-threshold.md).
+EXACT_BELOW = 100_000
 
 
 class VectorIndex:
@@ -77,6 +83,7 @@ class VectorIndex:
         self._lock = threading.Lock()
         self._index: hnswlib.Index | None = None
         self._basis: np.ndarray | None = None  # (dim, GRAPH_DIM) once the graph is reduced
+        # the full vectors beside a reduced graph, or, with no graph (_index None), every vector: the exact form
         self._rows: FullRows | None = None
         self._deleted = 0
         self._queued: Future | None = None
@@ -95,6 +102,10 @@ class VectorIndex:
     def open(self, store: Store) -> None:
         """Load the graph and bring it in line with ``store`` in memory (catch up or rebuild); writes nothing."""
         generation = int(store.get_meta("generation", 0))
+        if store.sentence_count() < EXACT_BELOW:
+            self._load_exact(store)
+            self._opened = True
+            return
         info = self._load_saved()
         if info is None:
             log.info("building vector index %s from stored vectors", self.sidecar.stem)
@@ -106,13 +117,19 @@ class VectorIndex:
             self._rebuild(store)
         self._opened = True
 
-    def is_saved(self, generation: int) -> bool:
-        """Whether the files hold this graph as of database ``generation``: the sidecar says so, and the graph file
-        has the size and time it was written with (cheap, unlike its digest). A run that changed nothing loads and
-        saves the graph only when they do not (its last save was killed, or the file was replaced)."""
+    def is_saved(self, store: Store) -> bool:
+        """Whether the files hold this graph as of ``store``'s generation: the sidecar says so, and the graph file
+        has the size and time it was written with (cheap, unlike its digest), or, below EXACT_BELOW, the sidecar says
+        there is no graph. A run that changed nothing loads and saves the graph only when they do not (its last save
+        was killed, the file was replaced, or a graph is left from before small collections had none)."""
         if self._unsaved:
             return False
+        generation = int(store.get_meta("generation", 0))
         info = self._read_sidecar()
+        if (info is not None and bool(info.get("exact"))) != (store.sentence_count() < EXACT_BELOW):
+            return False
+        if info is not None and info.get("exact"):
+            return self._same_vectors(info) and info.get("generation") == generation
         if info is None or not self._matches(info) or info.get("generation") != generation or "digest" not in info:
             return False
         try:
@@ -131,11 +148,14 @@ class VectorIndex:
     def _graph_path(self, reduced: bool) -> Path:
         return self.reduced_path if reduced else self.path
 
-    def _matches(self, info: dict) -> bool:
-        graph = self._graph_path(bool(info.get("basis")))
+    def _same_vectors(self, info: dict) -> bool:
+        """Whether sidecar ``info`` was written for this index's vectors (method fingerprint, dimensions, index)."""
         same_index = None in (self.owner, info.get("owner")) or info.get("owner") == self.owner
-        return (info.get("fingerprint") == self.fingerprint and info.get("dim") == self.dim and same_index
-                and graph.exists())
+        return info.get("fingerprint") == self.fingerprint and info.get("dim") == self.dim and same_index
+
+    def _matches(self, info: dict) -> bool:
+        return (not info.get("exact") and self._same_vectors(info)
+                and self._graph_path(bool(info.get("basis"))).exists())
 
     def _load_saved(self) -> dict | None:
         """Load the graph the sidecar names and return the sidecar; None when there is none to load (missing, of
@@ -194,6 +214,17 @@ class VectorIndex:
         advise_large_mappings()  # inserting is bound by memory latency (engine.store.hugepages)
         return index
 
+    def _load_exact(self, store: Store) -> None:
+        """Hold every stored vector, for an exact scan, and no graph; the graph files, if any, are left as they are
+        (a writer's save deletes them)."""
+        self.wait()
+        with self._lock:
+            self._index, self._basis, self._rows = None, None, FullRows(self.dim, np.float32)
+            self._deleted = 0
+            self._unsaved = True  # the sidecar, at least, may be older
+        for ids, vectors in store.vector_batches(self.method):
+            self._insert(ids, vectors)
+
     def _rebuild(self, store: Store) -> None:
         self.wait()
         with self._lock:
@@ -228,6 +259,7 @@ class VectorIndex:
         """:meth:`save`, on the thread that inserts (nothing queued behind it can run meanwhile)."""
         with self._lock:
             if self._index is None:
+                self._write_exact(generation)
                 return
             reduced = self._basis is not None
             graph = self._graph_path(reduced)
@@ -246,6 +278,16 @@ class VectorIndex:
             self._file = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "digest": file_digest(graph)}
         write_text(self.sidecar, json.dumps({**info, **self._file}))
         for path in stale:  # the files of the graph's other form, now that the sidecar no longer names them
+            path.unlink(missing_ok=True)
+
+    def _write_exact(self, generation: int) -> None:
+        """:meth:`_write` with no graph: a sidecar that says so, and no graph files (under the lock)."""
+        if self._rows is None:
+            return
+        write_text(self.sidecar, json.dumps({"method": self.method, "fingerprint": self.fingerprint, "dim": self.dim,
+                                             "owner": self.owner, "generation": generation, "exact": True}))
+        self._unsaved = False
+        for path in (self.path, self.reduced_path, self.rows_path):
             path.unlink(missing_ok=True)
 
     # -- changes ----------------------------------------------------------------------------------------------
@@ -285,10 +327,18 @@ class VectorIndex:
     def _insert(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         if ids.size == 0:
             return
+        self._unsaved = True
         if self._index is None:
             with self._lock:
-                self._index = self._new_index(int(ids.size * 1.2))
-        self._unsaved = True
+                if self._rows is None:  # a fresh index: exact until it reaches EXACT_BELOW
+                    self._rows = FullRows(self.dim, np.float32)
+                self._rows.add(ids, vectors)
+                if self._rows.live_count >= EXACT_BELOW:
+                    labels, held = self._rows.live()
+                    order = np.argsort(labels, kind="stable")
+                    self._start_graph(labels[order], held[order], np.zeros((0, self.dim), np.float32),
+                                      int(labels.size * 1.2))
+            return
         for start in range(0, ids.size, ADD_CHUNK):
             chunk_ids = ids[start : start + ADD_CHUNK]
             chunk = np.ascontiguousarray(vectors[start : start + ADD_CHUNK], dtype=np.float32)
@@ -297,7 +347,8 @@ class VectorIndex:
                 # only on crossing the threshold: a full graph that is already larger (built by an earlier quire)
                 # stays as it is until it is next rebuilt, rather than hold searches for minutes re-inserting it
                 if self._basis is None and self.dim > GRAPH_DIM and self._index.element_count < PROJECT_FROM <= needed:
-                    self._reduce(chunk)
+                    labels = np.sort(np.asarray(self._index.get_ids_list(), dtype=np.int64))  # rows by label
+                    self._start_graph(*self._graph_items(labels), chunk, self._index.get_max_elements())
                 if needed > self._index.get_max_elements():
                     self._index.resize_index(max(needed, int(self._index.get_max_elements() * 1.5)))
                     advise_large_mappings()
@@ -305,18 +356,21 @@ class VectorIndex:
                     self._rows.add(chunk_ids, chunk)
                 self._index.add_items(self._project(chunk), chunk_ids, num_threads=ADD_THREADS)
 
-    def _reduce(self, incoming: np.ndarray) -> None:
-        """Fit the basis on the graph's vectors and ``incoming``, and rebuild the graph in it (under the lock)."""
-        labels = np.sort(np.asarray(self._index.get_ids_list(), dtype=np.int64))  # rows by label: no lookup sorts
-        labels, held = self._graph_items(labels)
-        sample = np.concatenate([held, incoming])
-        # uncentred projection, renormalised: the graph's inner products rank as cosines in the reduced space
-        self._basis = np.linalg.svd(sample - sample.mean(0), full_matrices=False)[2][:GRAPH_DIM].T.astype(np.float32)
-        self._index = self._new_index(self._index.get_max_elements())
-        self._rows = FullRows(self.dim)
+    def _start_graph(self, labels: np.ndarray, held: np.ndarray, incoming: np.ndarray, capacity: int) -> None:
+        """A new graph of ``held`` vectors (labels in rising order), to be followed by ``incoming``: reduced, with a
+        basis fitted on both, when together they reach PROJECT_FROM (under the lock)."""
+        if self.dim > GRAPH_DIM and labels.size + len(incoming) >= PROJECT_FROM:
+            sample = np.concatenate([held, incoming])
+            # uncentred projection, renormalised: the graph's inner products rank as cosines in the reduced space
+            self._basis = np.linalg.svd(sample - sample.mean(0), full_matrices=False)[2][:GRAPH_DIM].T.astype(np.float32)
+            self._rows = FullRows(self.dim)
+        else:
+            self._basis = self._rows = None
+        self._index = self._new_index(capacity)
         self._deleted = 0
         if labels.size:
-            self._rows.add(labels, held)
+            if self._rows is not None:
+                self._rows.add(labels, held)
             self._index.add_items(self._project(held), labels, num_threads=ADD_THREADS)
 
     def _project(self, vectors: np.ndarray) -> np.ndarray:
@@ -332,6 +386,10 @@ class VectorIndex:
             return
         self.wait()  # a queued insert may hold some of them
         if self._index is None:
+            if self._rows is not None:
+                with self._lock:
+                    self._rows.drop(ids)
+                self._unsaved = True
             return
         with self._lock:
             for label in ids:
@@ -348,7 +406,9 @@ class VectorIndex:
     @property
     def live_count(self) -> int:
         """Searchable elements."""
-        return 0 if self._index is None else self._index.element_count - self._deleted
+        if self._index is None:
+            return 0 if self._rows is None else self._rows.live_count
+        return self._index.element_count - self._deleted
 
     def vectors(self, ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """(ids, float32 vectors) of those ``ids`` the graph holds, leaving out deleted and not yet inserted ones.
@@ -358,7 +418,7 @@ class VectorIndex:
         graph (or a reduced graph's full rows) holds every vector in memory, the very ones its searches score.
         """
         wanted = np.asarray(ids, dtype=np.int64)
-        if self._index is None or wanted.size == 0:
+        if (self._index is None and self._rows is None) or wanted.size == 0:
             return np.zeros(0, np.int64), np.zeros((0, self.dim), np.float32)
         with self._lock:
             if self._rows is not None:
@@ -389,6 +449,8 @@ class VectorIndex:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
         query = np.asarray(query, dtype=np.float32).reshape(1, -1)
         with self._lock:
+            if self._index is None:
+                return self._rows.nearest(query[0], k)
             wanted = k if self._rows is None else min(max(k, RERANK), self.live_count)
             self._index.set_ef(max(ef or HNSW_EF_SEARCH, wanted))
             while True:
