@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QSettings
-from PySide6.QtGui import QGuiApplication, QHelpEvent
+from PySide6.QtGui import QGuiApplication, QHelpEvent, QImage
 from PySide6.QtWidgets import QApplication, QStyleOptionViewItem, QToolTip
 
 from app.gui import settings as S
@@ -39,6 +39,15 @@ def snap(app: QApplication, path: Path) -> str:
     settle(app)
     QGuiApplication.primaryScreen().grabWindow(0).save(str(path))
     return path.name
+
+
+def drawn(app: QApplication, before: QImage, timeout_s: float = 10.0) -> None:
+    """Wait until the screen differs from ``before``: a tooltip is a window of its own, which the X server maps and
+    the compositor-less Xvfb paints a moment after Qt shows it (on a busy machine, after a grab or two)."""
+    deadline = time.monotonic() + timeout_s
+    while QGuiApplication.primaryScreen().grabWindow(0).toImage() == before and time.monotonic() < deadline:
+        settle(app, 5)
+        time.sleep(0.05)
 
 
 def search(window: MainWindow, text: str):
@@ -103,9 +112,11 @@ def tour(folder: Path, out: Path) -> dict:
         facts["breakdown"] = window.preview.browser.toPlainText()
         facts["breakdown_shot"] = snap(app, out / "2-breakdown.png")
 
+        before = QGuiApplication.primaryScreen().grabWindow(0).toImage()
         facts["tooltip_expected"] = hover_first_matching_chip(window)
         settle(app)
         facts["tooltip"] = QToolTip.text() if QToolTip.isVisible() else None
+        drawn(app, before)
         facts["tooltip_shot"] = snap(app, out / "3-tooltip.png")
         window.close()
     return facts

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from engine.errors import ReadError
-from engine.ingest.budget import read_budget
+from engine.ingest.budget import within_budget
 from engine.ingest.readers.base import Limits
 
 
@@ -25,8 +25,7 @@ def test_a_read_past_its_budget_is_stopped_in_any_thread() -> None:
     def read() -> None:
         started = time.monotonic()
         with pytest.raises(ReadError) as caught:
-            with read_budget(Limits(read_seconds=0.2), kill=False):
-                _spin(30)
+            within_budget(Limits(read_seconds=0.2), False, lambda: _spin(30))
         assert time.monotonic() - started < 5
         errors.append(caught.value)
 
@@ -41,8 +40,7 @@ def test_an_interruption_never_escapes_after_the_read() -> None:
     outcomes = {"read": 0, "over": 0}
     for _ in range(2000):
         try:
-            with read_budget(Limits(read_seconds=0.0002), kill=False):
-                _spin(0.0002)
+            within_budget(Limits(read_seconds=0.0002), False, lambda: _spin(0.0002))
             outcomes["read"] += 1
         except ReadError:
             outcomes["over"] += 1

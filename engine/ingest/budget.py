@@ -1,12 +1,13 @@
 """A time and memory budget per file, so that one pathological file cannot hang indexing or exhaust memory
 (docs/decisions/0012-reader-time-budget.md).
 
-When a file's time is spent, :class:`OverBudget` is raised in the thread reading it, at the next Python instruction:
-enough for parsers written in Python (a cubic regex, a loop over two million glyphs). A parser stuck in C code never
-reaches one, so in a reader process, which the indexer can replace, a watchdog ends the whole process a grace period
-later, or as soon as the process holds more memory than the budget allows (pdfium grew by 250 MB a second on a 4 KB
-PDF). Before ending it, the watchdog writes why to the file :func:`last_words_to` named, where the pool reads it
-(``engine.ingest.pool``). In the indexer's own process (runs of a few files) only the interruption is open.
+When a file's time is spent, :class:`OverBudget` is raised in the thread reading it (:func:`within_budget`), at the
+next Python instruction: enough for parsers written in Python (a cubic regex, a loop over two million glyphs). A
+parser stuck in C code never reaches one, so in a reader process, which the indexer can replace, a watchdog ends the
+whole process a grace period later, or as soon as the process holds more memory than the budget allows (pdfium grew
+by 250 MB a second on a 4 KB PDF). Before ending it, the watchdog writes why to the file :func:`last_words_to` named,
+where the pool reads it (``engine.ingest.pool``). In the indexer's own process (runs of a few files) only the
+interruption is open.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ import math
 import os
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from engine.errors import ReadError
 from engine.ingest.readers.base import Limits
@@ -32,11 +33,12 @@ GRACE_SECONDS = 1.0
 MEMORY_CHECK_SECONDS = 0.25
 # Exit status of a reader process ended by its watchdog.
 OVER_BUDGET_EXIT = 70
+T = TypeVar("T")
 _PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 class OverBudget(BaseException):
-    """Raised in the reading thread when its file's budget is spent; :func:`time_budget` turns it into a ReadError.
+    """Raised in the reading thread when its file's budget is spent; :func:`within_budget` turns it into a ReadError.
 
     A BaseException, like KeyboardInterrupt, so that the readers' ``except Exception`` (which turns a parser's failure
     into "corrupt <format>") lets it through.
@@ -151,20 +153,25 @@ def last_words_to(path: Path | None) -> None:
     _WATCHDOG.last_words = path
 
 
-@contextmanager
-def read_budget(limits: Limits, *, kill: bool) -> Iterator[None]:
-    """Run the body within ``limits.read_seconds``, or raise ReadError("took longer than N s to read"). With ``kill``
-    (only in a reader process) the process ends with :data:`OVER_BUDGET_EXIT` if the body has not stopped
-    ``GRACE_SECONDS`` later, or once the process's resident memory passes ``limits.max_reader_bytes``."""
-    _WATCHDOG.start(limits, kill)
+def within_budget(limits: Limits, kill: bool, read: Callable[[], T]) -> T:
+    """``read()`` within ``limits.read_seconds``, or ReadError("took longer than N s to read"). With ``kill`` (only in
+    a reader process) the process ends with :data:`OVER_BUDGET_EXIT` if ``read`` has not stopped ``GRACE_SECONDS``
+    later, or once the process's resident memory passes ``limits.max_reader_bytes``.
+
+    A function rather than a context manager: an interruption lands at a call or a backward jump, and here every such
+    point from the start of the watch to its end is inside a ``try`` that takes it. Around a ``with`` body the one
+    raised at the deadline could also land in the context manager's own ``__exit__``, before its handler, and escape
+    into the code after the read (a race tests/test_read_budget.py found under load).
+    """
     over = False
     try:
-        yield
-    except OverBudget:
-        over = True
+        try:
+            _WATCHDOG.start(limits, kill)
+            result = read()
+        except OverBudget:
+            over = True
     finally:
-        # The one OverBudget may also arrive while the watch stops, after the body ended in time: it is dropped.
-        while True:
+        while True:  # the one OverBudget may also arrive while the watch stops, after the read ended in time
             try:
                 _WATCHDOG.stop()
                 break
@@ -172,3 +179,4 @@ def read_budget(limits: Limits, *, kill: bool) -> Iterator[None]:
                 continue
     if over:
         raise ReadError(over_budget_reason(limits.read_seconds), status="skipped")
+    return result

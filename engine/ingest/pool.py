@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Protocol
 
 from engine.errors import ReadError
-from engine.ingest.budget import last_words_to, read_budget
+from engine.ingest.budget import last_words_to, within_budget
 from engine.ingest.extract import Extracted, extract
 from engine.ingest.readers.base import Limits
 
@@ -161,8 +161,7 @@ def read_task(reader: Reader, task: list[Job], limits: Limits, prepare: Prepare 
 
 def _read_within(reader: Reader, path: str, limits: Limits, known: str | None, kill: bool) -> Extracted:
     try:
-        with read_budget(limits, kill=kill):
-            return reader(path, limits, known)
+        return within_budget(limits, kill, lambda: reader(path, limits, known))
     except ReadError as e:  # only the budget raises: a reader records a bad file's reason in its outcome
         return _declined(path, e.status, e.reason)
 
