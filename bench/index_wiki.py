@@ -190,7 +190,7 @@ def recall_at_k(idx: Index, queries: list[str], k: int) -> tuple[float, float]:
     count by id calls a miss.
     """
     embedder = embed.load(idx.method)
-    graph = idx._vector_index(embedder)
+    graph = idx.vector_index(embedder)
     query_vectors = embedder.encode(queries)
     exact_ids, exact_sims = exact_top_k(idx, query_vectors, k)
     by_id = by_similarity = 0

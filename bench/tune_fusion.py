@@ -55,7 +55,7 @@ def rankings_for(method: str, collection: Collection, work: Path, timeout: float
     out: dict[str, dict[str, list[str]]] = {"semantic": {}, "lexical": {}, "hybrid": {}}
     with Index(built.db, create=False) as index:
         embedder = index._embedder()
-        search = searcher.Searcher(index.store, index._vector_index(embedder), embedder, None)
+        search = searcher.Searcher(index.store, index.vector_index(embedder), embedder, None)
         for q in collection.judged_queries():
             docs = search._rank(collection.queries[q], Mode.HYBRID, [])[0]
             for mode in (Mode.SEMANTIC, Mode.LEXICAL, Mode.HYBRID):

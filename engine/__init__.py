@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from engine.config import IndexConfig
     from engine.errors import QuireError
-    from engine.index import Index, IndexReport, IndexStatus, Progress
+    from engine.index import Index, IndexReport, IndexStatus
+    from engine.indexing.run import Progress
     from engine.search.results import Mode, SearchResponse, SearchResult
     from engine.store.filters import Filters
 
@@ -22,7 +23,7 @@ __version__ = "0.1.0"
 # engine has loaded on its worker thread, must not pull in the whole engine through this package.
 _HOMES = {
     "IndexConfig": "engine.config", "QuireError": "engine.errors", "Index": "engine.index",
-    "IndexReport": "engine.index", "IndexStatus": "engine.index", "Progress": "engine.index",
+    "IndexReport": "engine.index", "IndexStatus": "engine.index", "Progress": "engine.indexing.run",
     "Mode": "engine.search.results", "SearchResponse": "engine.search.results", "SearchResult": "engine.search.results",
     "Filters": "engine.store.filters",
 }

@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -22,7 +22,6 @@ from engine.config import IndexConfig, default_index_dir
 from engine.embed import context
 from engine.embed.base import Embedder
 from engine.embed.centre import CentredEmbedder, centre_rows, collection_mean, wants_centring
-from engine.embed.static import StaticEmbedder
 from engine.errors import (
     Cancelled,
     ConfigError,
@@ -31,15 +30,11 @@ from engine.errors import (
     MethodMismatchError,
     QueryError,
     QuireError,
-    ReadError,
 )
-from engine.facets.service import FacetWriter, load_space
-from engine.indexing.prepare import StaticPreparer
-from engine.ingest.archive import is_archive, members
-from engine.ingest.documents import NewDocument, SentenceRecord
-from engine.ingest.extract import Extracted, sentence_hash
-from engine.ingest.pool import Extractor, default_workers, extract_all
-from engine.ingest.walk import IgnoreRules, walk
+from engine.facets.service import load_space
+from engine.indexing.run import FileIssue, IndexingRun, Progress, ProgressCallback
+from engine.ingest.extract import sentence_hash
+from engine.ingest.pool import Extractor, extract_all
 from engine.search.calibration import Calibration, calibrate, prior
 from engine.search.like import LikeQuery, LikeSource, like_query
 from engine.search.results import Mode, SearchResponse, SearchResult
@@ -60,29 +55,6 @@ NULL_SAMPLE = 1000
 # Seconds a write waits for another process's write lock before saying so: a run holds it for minutes, so waiting
 # longer only delays the message.
 WRITE_LOCK_WAIT = 1
-
-
-@dataclass(frozen=True)
-class Progress:
-    """Indexing progress for a progress bar; ``eta_seconds`` is None until there is a rate to go by. ``files_done``
-    and ``files_total`` count ``unit`` (files while reading; sentences or passages in phases that work on those)."""
-
-    phase: str
-    files_done: int
-    files_total: int
-    sentences: int
-    current: str | None = None
-    eta_seconds: float | None = None
-    unit: str = "files"
-
-
-@dataclass(frozen=True)
-class FileIssue:
-    """A file that is not (fully) searchable, and why."""
-
-    path: str
-    status: str
-    reason: str
 
 
 @dataclass(frozen=True)
@@ -130,7 +102,6 @@ class IndexStatus:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
 
 
-ProgressCallback = Callable[[Progress], None]
 _Method = TypeVar("_Method", bound=Callable[..., Any])
 
 
@@ -218,7 +189,7 @@ class Index:
         mean = self.store.get_meta(_centre_key(embedder.name)) if wants_centring(embedder) else None
         return embedder if mean is None else CentredEmbedder(embedder, np.asarray(mean, dtype=np.float32))
 
-    def _centre_first_batch(self, embedder: Embedder, vectors: np.ndarray) -> tuple[Embedder, np.ndarray]:
+    def centre_first_batch(self, embedder: Embedder, vectors: np.ndarray) -> tuple[Embedder, np.ndarray]:
         """For a method whose vectors are centred on their collection (engine.embed.centre), fix this index's centre
         from the first batch it embeds and centre that batch; the embedder returned centres the batches after it."""
         if not wants_centring(embedder) or isinstance(embedder, CentredEmbedder) or not len(vectors):
@@ -232,7 +203,7 @@ class Index:
                 self.store.set_meta(_centre_key(embedder.name), mean.tolist())
         return CentredEmbedder(embedder, mean), centre_rows(vectors, mean)
 
-    def _vector_index(self, embedder: Embedder, *, load: bool = True) -> VectorIndex:
+    def vector_index(self, embedder: Embedder, *, load: bool = True) -> VectorIndex:
         """The method's graph, loaded (caught up in memory) unless ``load`` is False; saved only by writers."""
         # the graph holds the stored vectors: it is named by the fingerprint they were made under (model and rule)
         fingerprint = context.fingerprint(embedder)
@@ -302,7 +273,7 @@ class Index:
             if not roots:
                 raise ConfigError("nothing to index: give a file or folder")
             self.store.add_roots(roots)
-            run = _Run(self, embedder, progress, cancel, keep, extract)
+            run = IndexingRun(self, embedder, progress, cancel, keep, extract)
             run.run(roots)
             if run.removed:
                 self.store.reclaim_space()  # files gone from disk: their space comes back, as after `quire remove`
@@ -335,7 +306,7 @@ class Index:
             removed = self.store.delete_paths(doomed)
             self.store.remove_roots(targets)
             embedder = self._embedder()
-            index = self._vector_index(embedder)
+            index = self.vector_index(embedder)
             index.remove(removed)
             index.save(int(self.store.get_meta("generation", 0)))
             if doomed:
@@ -366,7 +337,7 @@ class Index:
             if cancel is not None and cancel.is_set():
                 raise Cancelled(f"re-embedding with {method} paused at {done:,} of {total:,} sentences")
             vectors, made = context.encode(embedder, part.texts, part.doc_sizes)
-            embedder, vectors = self._centre_first_batch(embedder, vectors)
+            embedder, vectors = self.centre_first_batch(embedder, vectors)
             # a short line carries its source's hash (_carrying_hashes); the hash it may carry already is
             # replaced by its own text's first. Before the vectors: a batch stopped in between is done again.
             own, short = part.hashes.copy(), np.flatnonzero(context.is_short(made.words))
@@ -383,16 +354,18 @@ class Index:
         with self.store.db.atomic():
             self._record_method(embedder)
             self.store.set_meta("generation", int(self.store.get_meta("generation", 0)) + 1)
-        self._vector_index(embedder).save(int(self.store.get_meta("generation", 0)))
-        self._calibrate(embedder, force=True)
+        self.vector_index(embedder).save(int(self.store.get_meta("generation", 0)))
+        self.calibrate(embedder, force=True)
 
-    def _calibrate(self, embedder: Embedder, *, force: bool = False) -> None:
+    def calibrate(self, embedder: Embedder, *, force: bool = False) -> None:
+        """Measure the random-pair cosine distribution of ``embedder``'s vectors again when the index has changed by
+        RECALIBRATE_CHANGE since the last time (or with ``force``)."""
         count = self.store.sentence_count()
         previous = self.store.get_meta(f"calibration:{embedder.name}")
         last = previous.get("sentences", 0) if previous else 0
         if not force and previous and abs(count - last) <= RECALIBRATE_CHANGE * max(last, 1):
             return
-        graph = self._vector_index(embedder, load=False)
+        graph = self.vector_index(embedder, load=False)
         # vectors a run holds already (the static ones would otherwise be computed again from the text)
         cal = calibrate(self.store, embedder.name, read=graph.vectors if graph.is_open else None)
         with self.store.db.atomic():
@@ -421,7 +394,7 @@ class Index:
             embedder = self._embedder()
             self._check_current(embedder)
             with self._searcher_lock:
-                vectors = self._vector_index(embedder)
+                vectors = self.vector_index(embedder)
             # a shard is judged by its collection's calibration: its own sample is a part of the collection's
             stored = self.store.get_meta(f"calibration:{embedder.name}") if collection is None else None
             calibration = collection.calibration if collection is not None else Calibration.from_meta(
@@ -546,232 +519,3 @@ def _check_text(query: str) -> None:
     except UnicodeEncodeError as e:
         raise QueryError(f"the query is not valid UTF-8 text (it holds {readable(query[e.start:e.end])} in "
                          f"{readable(query)!r}); check the terminal's or the file's encoding") from e
-
-
-def _joined(parts: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
-    """Several texts' (flat ids, CSR offsets) as one."""
-    lengths = np.concatenate([np.diff(offsets) for _, offsets in parts])
-    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    return np.concatenate([flat for flat, _ in parts]), offsets
-
-
-def _carrying_hashes(docs: list[NewDocument], made: context.Spans) -> list[NewDocument]:
-    """``docs`` with each short line's hash replaced by that of the sentence its vector mostly stands for
-    (:meth:`engine.embed.context.Spans.sources`): boilerplate is counted, and the relevance calibration leaves out
-    copies, by what a vector says, so a heading above a repeated footer is boilerplate as the footer is."""
-    hashes = np.fromiter((s.hash for d in docs for s in d.sentences), dtype=np.int64)
-    carried = hashes[made.sources()]
-    changed = np.flatnonzero(carried != hashes)
-    if not changed.size:
-        return docs
-    starts = np.cumsum([0, *(len(d.sentences) for d in docs)])
-    records: dict[int, list] = {}
-    for k, i in zip(changed.tolist(), (np.searchsorted(starts, changed, side="right") - 1).tolist()):
-        sentences = records.setdefault(i, list(docs[i].sentences))
-        s = sentences[k - starts[i]]  # not dataclasses.replace: a third of the time, on the indexer's thread
-        sentences[k - starts[i]] = SentenceRecord(s.text, s.start, s.end, s.page, int(carried[k]))
-    out = list(docs)
-    for i, sentences in records.items():
-        out[i] = replace(docs[i], sentences=tuple(sentences))
-    return out
-
-
-class _Run:
-    """One indexing pass: plans which files to read, reads them in workers, embeds and writes in batches."""
-
-    def __init__(self, index: Index, embedder: Embedder, progress: ProgressCallback | None,
-                 cancel: threading.Event | None, keep: Callable[[str], bool] | None = None,
-                 extract: Extractor = extract_all) -> None:
-        self.index, self.store, self.embedder = index, index.store, embedder
-        self.keep, self.extract = keep, extract
-        self._vectors: VectorIndex | None = None
-        # facets live in the static model's word space whatever the index's method (engine.facets)
-        self.facets = FacetWriter.open(self.store) if index.config.facets else None
-        self.config = index.config
-        self.progress_cb, self.cancel = progress, cancel
-        self.documents = self.sentences = self.unchanged = self.removed = 0
-        self.issues: list[FileIssue] = []
-        self.cancelled = False
-        self._preparer = self._static_preparer()
-        self._pending: list[Extracted] = []  # read documents waiting for the next batch
-        self._pending_sentences = 0
-        self._last_save = time.monotonic()
-        self._started = time.monotonic()
-        self._done = 0
-        self._total = 0
-
-    @property
-    def vectors(self) -> VectorIndex:
-        """The method's graph, loaded when first needed: a run that finds nothing changed neither reads nor writes
-        it (on the 3.09M-sentence corpus, loading took 6.5 s and saving 14 s of a 29 s run that changed nothing)."""
-        if self._vectors is None:
-            self._vectors = self.index._vector_index(self.embedder)
-        return self._vectors
-
-    def _remove_vectors(self, ids: Sequence[int]) -> None:
-        if len(ids):
-            self.vectors.remove(ids)
-
-    def run(self, roots: list[str]) -> None:
-        jobs = self._plan(roots)
-        self._total = len(jobs)
-        self._report("reading", None)
-        workers = self.config.workers if self.config.workers is not None else default_workers()
-        try:
-            for outcome in self.extract(jobs, self.config.limits, workers, prepare=self._preparer):
-                self._take(outcome)
-                self._done += 1
-                self._report("reading", outcome.path)
-                if self.cancel is not None and self.cancel.is_set():
-                    self.cancelled = True
-                    break
-        except KeyboardInterrupt:
-            self.cancelled = True
-            self._finish()
-            raise
-        self._finish()
-
-    def _static_preparer(self) -> StaticPreparer | None:
-        """What the readers do for the static model beside parsing (``engine.indexing.prepare``): the word ids when it
-        embeds, the facets when they are on (in its word space whatever the index's method)."""
-        static = self.embedder if isinstance(self.embedder, StaticEmbedder) and self.embedder.path else None
-        space = self.facets.space if self.facets is not None else None
-        return StaticPreparer(static, space) if static is not None or space is not None else None
-
-    def _plan(self, roots: list[str]) -> list[tuple[str, str | None]]:
-        """Walk the roots; drop vanished files; return (path, known hash) of files whose size or mtime changed."""
-        rules = IgnoreRules(self.config.ignore, include_hidden=self.config.include_hidden)
-        self._report("scanning", None)
-        found: set[str] = set()
-        jobs: list[tuple[str, str | None]] = []
-        # every record under the roots in one read, rather than one query per file walked
-        known = {d["path"]: d for r in roots for d in self.store.documents(r)}
-        for item in walk([Path(r) for r in roots], rules):
-            path = str(item.path)
-            if item.problem == "not found" or (self.keep is not None and not self.keep(path)):
-                continue
-            if item.problem:
-                found.add(path)
-                self._unindexed(Extracted(path, 0, 0.0, "", status=item.status, reason=item.problem))
-                continue
-            try:
-                st = item.path.stat()
-            except OSError:
-                continue
-            files = self._archive_members(item.path, st, rules) if is_archive(item.path) else [(path, st.st_size, st.st_mtime)]
-            if files is None:  # an archive that cannot be listed: recorded with its reason, kept until it changes
-                found.add(path)
-                continue
-            for path, size, mtime in files:
-                found.add(path)
-                job = self._job(path, size, mtime, known.get(path))
-                if job is not None:
-                    jobs.append(job)
-        vanished = [path for path in known if path not in found]
-        if vanished:
-            self._remove_vectors(self.store.delete_paths(vanished))
-            self.removed += len(vanished)
-        return jobs
-
-    def _job(self, path: str, size: int, mtime: float, record: dict | None) -> tuple[str, str | None] | None:
-        """(path, known hash) when the file must be read: new, changed in size or time, or failed last time."""
-        if record and record["status"] != "failed" and record["size"] == size and record["mtime"] == mtime:
-            self.unchanged += 1
-            if record["status"] != "indexed" or record["reason"]:
-                self.issues.append(FileIssue(path, record["status"], record["reason"] or ""))
-            return None
-        # a failed file is read again even if its bytes are the same: the cause may have been passing
-        return path, record["hash"] if record and record["status"] != "failed" else None
-
-    def _archive_members(self, archive: Path, st: os.stat_result,
-                         rules: IgnoreRules) -> list[tuple[str, int, float]] | None:
-        """(path, size, time) of a zip archive's members, each a document (``engine.ingest.archive``); None, with the
-        archive recorded and its reason, when it cannot be listed. Members left out are reported."""
-        try:
-            listed, note = members(archive, self.config.limits, rules)
-        except ReadError as e:
-            self._unindexed(Extracted(str(archive), st.st_size, st.st_mtime, "", status=e.status, reason=e.reason))
-            return None
-        if note:
-            self.issues.append(FileIssue(str(archive), "skipped", note))
-        return [(m.path, m.size, m.mtime) for m in listed]
-
-    def _take(self, outcome: Extracted) -> None:
-        if outcome.unchanged:
-            self.store.touch(outcome.path, outcome.size, outcome.mtime)
-            self.unchanged += 1
-        elif outcome.document is None:
-            self._unindexed(outcome)
-        else:
-            if outcome.reason:  # indexed only in part
-                self.issues.append(FileIssue(outcome.path, outcome.status, outcome.reason))
-            self._pending.append(outcome)
-            self._pending_sentences += len(outcome.document.sentences)
-            if self._pending_sentences >= self.config.batch_sentences:
-                self._flush()
-
-    def _unindexed(self, outcome: Extracted) -> None:
-        removed = self.store.record_unindexed(outcome.path, outcome.size, outcome.mtime, outcome.hash,
-                                              outcome.status, outcome.reason or "")
-        self._remove_vectors(removed)
-        self.issues.append(FileIssue(outcome.path, outcome.status, outcome.reason or ""))
-
-    def _flush(self) -> None:
-        if not self._pending:
-            return
-        outcomes, self._pending, self._pending_sentences = self._pending, [], 0
-        docs = [o.document for o in outcomes]
-        self._report("embedding", docs[-1].path)
-        words = [o.words for o in outcomes]
-        # a short line is embedded with the sentences after it (engine.embed.context, docs/decisions/0001)
-        sizes = [len(d.sentences) for d in docs]
-        if self._preparer is not None and self._preparer.embedder is self.embedder and None not in words:
-            vectors, made = context.embed_ids(self.embedder, *_joined(words), sizes)  # the readers tokenised
-        else:
-            vectors, made = context.encode(self.embedder, [s.text for d in docs for s in d.sentences], sizes)
-            self.embedder, vectors = self.index._centre_first_batch(self.embedder, vectors)
-        docs = _carrying_hashes(docs, made)
-        facets = [o.facets for o in outcomes] if self.facets is not None else None
-        graph = self.vectors  # opened before the batch is written, which it would otherwise read back (or compute)
-        removed, new_ids = self.store.write_documents(docs, vectors, self.embedder.name, facets)
-        self._remove_vectors(removed)
-        # the graph grows (and is saved, now and then) while the next batch is read and written
-        save = time.monotonic() - self._last_save > self.config.save_seconds
-        graph.add_later(new_ids, vectors, then_save=self._generation() if save else None)
-        if save:
-            self._last_save = time.monotonic()
-        self.documents += len(docs)
-        self.sentences += int(new_ids.size)
-
-    def _generation(self) -> int:
-        return int(self.store.get_meta("generation", 0))
-
-    def _save(self) -> None:
-        generation = self._generation()
-        if self._vectors is None:
-            if self.index._vector_index(self.embedder, load=False).is_saved(self.store):
-                return  # not loaded, as nothing in it changed, and its files are as the last run saved them
-            # behind the database (a run killed before its last save) or damaged: caught up or rebuilt here
-            self._vectors = self.index._vector_index(self.embedder)
-        self._report("saving", None)
-        self._vectors.save(generation)
-
-    def _finish(self) -> None:
-        self._flush()
-        if not self.cancelled:  # a stopped run stops now; the next one compacts
-            # while the graph takes in the last batches on its own threads
-            self._report("saving", None)
-            self.store.compact_word_index()
-        self._save()
-        self.index._calibrate(self.embedder)
-        self._report("done", None)
-
-    def _report(self, phase: str, current: str | None) -> None:
-        if self.progress_cb is None:
-            return
-        elapsed = time.monotonic() - self._started
-        eta = None
-        if self._done and self._total > self._done and elapsed > 1:
-            eta = elapsed / self._done * (self._total - self._done)
-        self.progress_cb(Progress(phase, self._done, self._total, self.sentences + self._pending_sentences, current, eta))

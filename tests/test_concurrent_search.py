@@ -124,4 +124,4 @@ def test_searches_beside_an_indexing_run_never_crash(tmp_path: Path) -> None:
         assert int(out) > 0
     assert report.documents > 10 and not list(folder.glob("*.tmp"))
     with Index(folder, create=False) as idx:
-        assert idx._vector_index(idx._embedder()).live_count == idx.store.sentence_count()
+        assert idx.vector_index(idx._embedder()).live_count == idx.store.sentence_count()

@@ -80,7 +80,7 @@ def test_a_damaged_graph_is_rebuilt_from_the_database(indexed: Path, tmp_path: P
     assert info["digest"] == file_digest(graph) and info["count"] == sentences and graph.read_bytes() != damaged[graph.name]
     with Index(indexed, create=False, config=CONFIG) as idx:
         assert [Path(r.path).name for r in idx.search(RIGEL, k=1, mode="semantic").results] == ["rigel.txt"]
-        assert idx._vector_index(idx._embedder()).live_count == sentences
+        assert idx.vector_index(idx._embedder()).live_count == sentences
 
 
 def test_a_graph_written_before_digests_is_trusted_once_and_given_one(indexed: Path) -> None:

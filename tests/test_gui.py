@@ -938,7 +938,7 @@ def test_the_count_says_when_it_is_a_lower_bound():
 
 def test_progress_reads_as_a_sentence():
     from app.gui.window import progress_text
-    from engine.index import Progress
+    from engine.indexing.run import Progress
 
     assert progress_text(Progress("scanning", 0, 0, 0)) == "looking for files · 0 sentences"
     assert progress_text(Progress("reading", 12, 40, 1234, eta_seconds=5)).startswith(

@@ -38,7 +38,7 @@ def vector_consistency(idx: Index) -> tuple[int, int]:
     """(live vectors in the HNSW graph, sentences in the database) after opening the graph the way search does."""
     from engine import embed
 
-    graph = idx._vector_index(embed.load(idx.method))
+    graph = idx.vector_index(embed.load(idx.method))
     return graph.live_count, idx.store.sentence_count()
 
 

@@ -66,7 +66,7 @@ def outcome(folder: Path) -> dict:
             "documents": count("SELECT count(*) FROM documents WHERE status = 'indexed'"),
             "sentences": count("SELECT count(*) FROM sentences"),
             "with facets": count("SELECT count(*) FROM sentences WHERE id IN (SELECT sentence_id FROM facets)"),
-            "graph": idx._vector_index(idx._embedder()).live_count,
+            "graph": idx.vector_index(idx._embedder()).live_count,
             "temporary files": sorted(f.name for f in folder.glob("*.tmp")),
         }
 

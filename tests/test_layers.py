@@ -17,7 +17,7 @@ from pathlib import Path
 ENGINE = Path(__file__).resolve().parent.parent / "engine"
 LAYERS = ("base", "text", "ingest", "embed", "store", "facets", "search", "indexing", "index", "cluster", "tools")
 # Modules directly in engine/, by layer; subpackages are their own layer, or a tool.
-TOP_LEVEL = {"errors": "base", "resources": "base", "blas": "base", "config": "index", "index": "index",
+TOP_LEVEL = {"errors": "base", "resources": "base", "blas": "base", "config": "ingest", "index": "index",
              "__init__": "tools"}
 TOOLS = {"eval", "staticbuild", "neuralhead", "_resources"}
 

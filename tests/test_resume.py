@@ -47,7 +47,7 @@ def indexed_documents(db: Path) -> int:
 
 
 def live_vectors(idx: Index) -> int:
-    return idx._vector_index(embed.load(idx.method)).live_count
+    return idx.vector_index(embed.load(idx.method)).live_count
 
 
 def quire(*args: str) -> subprocess.Popen:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from app.gui.run_report import run_message
-from engine.index import FileIssue, IndexReport
+from engine.index import IndexReport
+from engine.indexing.run import FileIssue
 
 
 def test_run_messages():
