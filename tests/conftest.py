@@ -123,3 +123,27 @@ def index_and_search(method: str, corpus: Path, db: Path, query: str) -> dict:
     response = json.loads(found.stdout)
     assert response["method"] == method
     return response
+
+
+def write_random_document(store, path: str, n: int, seed: int, dim: int = 16) -> tuple[np.ndarray, np.ndarray]:
+    """(sentence ids, unit vectors) of a document of ``n`` sentences with random ``dim``-wide vectors of method
+    "m", written to ``store`` (a Store)."""
+    from engine.ingest.documents import NewDocument, SentenceRecord
+
+    v = np.random.default_rng(seed).normal(size=(n, dim)).astype(np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    sentences = tuple(SentenceRecord(f"{path} {i}", 0, 1, None, i) for i in range(n))
+    doc = NewDocument(path=path, size=1, mtime=1.0, hash=path, title=path, kind="text", sentences=sentences,
+                      passages=((0, n - 1),))
+    _, ids = store.write_documents([doc], v, "m")
+    return ids, v
+
+
+def opened_vectors(store, dim: int = 16):
+    """Method "m"'s VectorIndex on ``store``, opened and saved as an indexing run does (a search only opens it)."""
+    from engine.store.vectors import VectorIndex
+
+    index = VectorIndex(store.folder, "m", "fp", dim)
+    index.open(store)
+    index.save(int(store.get_meta("generation", 0)))
+    return index

@@ -7,12 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import opened_vectors, write_random_document
 
 from engine import Index, IndexConfig, Mode
-from engine.ingest.documents import NewDocument, SentenceRecord
 from engine.store import vectors
 from engine.store.database import Store
-from engine.store.vectors import VectorIndex
 
 DIM = 16
 CONFIG = IndexConfig(workers=0)
@@ -25,25 +24,6 @@ def store(tmp_path):
     s.close()
 
 
-def _write(store: Store, path: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """(sentence ids, unit vectors) of a document of ``n`` sentences written to ``store``."""
-    v = np.random.default_rng(seed).normal(size=(n, DIM)).astype(np.float32)
-    v /= np.linalg.norm(v, axis=1, keepdims=True)
-    sentences = tuple(SentenceRecord(f"{path} {i}", 0, 1, None, i) for i in range(n))
-    doc = NewDocument(path=path, size=1, mtime=1.0, hash=path, title=path, kind="text", sentences=sentences,
-                      passages=((0, n - 1),))
-    _, ids = store.write_documents([doc], v, "m")
-    return ids, v
-
-
-def _opened(store: Store) -> VectorIndex:
-    """Opened and saved, as an indexing run does."""
-    index = VectorIndex(store.folder, "m", "fp", DIM)
-    index.open(store)
-    index.save(int(store.get_meta("generation", 0)))
-    return index
-
-
 def _nearest(store: Store, query: np.ndarray, k: int) -> list[int]:
     """Ids of the ``k`` stored vectors nearest ``query``, by brute force over the database."""
     ids, matrix = store.vectors("m")
@@ -51,8 +31,8 @@ def _nearest(store: Store, query: np.ndarray, k: int) -> list[int]:
 
 
 def test_a_small_collection_is_scanned_exactly_and_writes_no_graph(store):
-    ids, v = _write(store, "/a", 300, seed=1)
-    index = _opened(store)
+    ids, v = write_random_document(store, "/a", 300, seed=1)
+    index = opened_vectors(store)
     assert not index.path.exists() and not index.reduced_path.exists() and not index.rows_path.exists()
     assert json.loads(index.sidecar.read_text())["exact"] is True
     for q in v[:20]:
@@ -70,19 +50,19 @@ def test_the_graph_is_built_when_the_collection_reaches_the_threshold(store, mon
     monkeypatch.setattr(vectors, "EXACT_BELOW", 100)
     monkeypatch.setattr(vectors, "GRAPH_DIM", 8)
     monkeypatch.setattr(vectors, "PROJECT_FROM", 150)
-    _write(store, "/a", 60, seed=2)
-    index = _opened(store)
+    write_random_document(store, "/a", 60, seed=2)
+    index = opened_vectors(store)
     assert index._index is None and index.live_count == 60
-    ids, v = _write(store, "/b", 60, seed=3)
+    ids, v = write_random_document(store, "/b", 60, seed=3)
     index.add(ids, v)
     assert index._index is not None and index._index.dim == DIM and index.live_count == 120
     assert index.search(v[5], 1)[0].tolist() == [int(ids[5])]
     index.save(int(store.get_meta("generation", 0)))
     assert index.path.exists() and "exact" not in json.loads(index.sidecar.read_text())
-    ids, v = _write(store, "/c", 60, seed=4)
+    ids, v = write_random_document(store, "/c", 60, seed=4)
     index.add(ids, v)  # past PROJECT_FROM: the graph is reduced on the way, as before
     assert index._index.dim == 8 and index.search(v[7], 1)[0].tolist() == [int(ids[7])]
-    reopened = _opened(store)
+    reopened = opened_vectors(store)
     assert reopened._index.dim == 8 and reopened.live_count == 180 and not reopened.path.exists()
 
 

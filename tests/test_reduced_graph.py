@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import opened_vectors, write_random_document
 
-from engine.ingest.documents import NewDocument, SentenceRecord
 from engine.store import vectors
 from engine.store.database import Store
 from engine.store.fullrows import FullRows
-from engine.store.vectors import VectorIndex
 
 DIM = 16
 
@@ -26,25 +25,6 @@ def store(tmp_path, monkeypatch):
     s.close()
 
 
-def _write(store: Store, path: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """(sentence ids, unit vectors) of a document of ``n`` sentences written to ``store``."""
-    v = np.random.default_rng(seed).normal(size=(n, DIM)).astype(np.float32)
-    v /= np.linalg.norm(v, axis=1, keepdims=True)
-    sentences = tuple(SentenceRecord(f"{path} {i}", 0, 1, None, i) for i in range(n))
-    doc = NewDocument(path=path, size=1, mtime=1.0, hash=path, title=path, kind="text", sentences=sentences,
-                      passages=((0, n - 1),))
-    _, ids = store.write_documents([doc], v, "m")
-    return ids, v
-
-
-def _opened(store: Store) -> VectorIndex:
-    """The graph opened and saved, as an indexing run does (a search only opens it)."""
-    index = VectorIndex(store.folder, "m", "fp", DIM)
-    index.open(store)
-    index.save(int(store.get_meta("generation", 0)))
-    return index
-
-
 def _exact(store: Store, query: np.ndarray, k: int) -> np.ndarray:
     """Ids of the ``k`` stored vectors nearest ``query``, by brute force."""
     ids, matrix = store.vectors("m")
@@ -52,8 +32,8 @@ def _exact(store: Store, query: np.ndarray, k: int) -> np.ndarray:
 
 
 def test_a_graph_past_the_threshold_is_reduced_and_scores_candidates_exactly(store):
-    ids, v = _write(store, "/a", 400, seed=1)
-    index = _opened(store)
+    ids, v = write_random_document(store, "/a", 400, seed=1)
+    index = opened_vectors(store)
     assert index._index.dim == 8 and index.reduced_path.exists() and index.rows_path.exists()
     assert not index.path.exists()
     hits = 0
@@ -73,10 +53,10 @@ def test_a_graph_past_the_threshold_is_reduced_and_scores_candidates_exactly(sto
 
 
 def test_a_small_graph_keeps_full_vectors_until_it_grows_past_the_threshold(store):
-    _write(store, "/a", 60, seed=2)
-    index = _opened(store)
+    write_random_document(store, "/a", 60, seed=2)
+    index = opened_vectors(store)
     assert index._index.dim == DIM and index.path.exists() and not index.rows_path.exists()
-    ids, v = _write(store, "/b", 80, seed=3)
+    ids, v = write_random_document(store, "/b", 80, seed=3)
     index.add(ids, v)  # 140 vectors: the graph is rebuilt in 8 dimensions with the 60 it held
     assert index._index.dim == 8 and index.live_count == 140
     index.save(int(store.get_meta("generation", 0)))
@@ -86,12 +66,12 @@ def test_a_small_graph_keeps_full_vectors_until_it_grows_past_the_threshold(stor
 
 
 def test_a_reopened_reduced_graph_keeps_its_basis_and_deletions(store):
-    ids, v = _write(store, "/a", 300, seed=4)
-    index = _opened(store)
+    ids, v = write_random_document(store, "/a", 300, seed=4)
+    index = opened_vectors(store)
     index.remove(ids[:10])
     store.set_meta("generation", 7)
     index.save(7)
-    reopened = _opened(store)
+    reopened = opened_vectors(store)
     assert np.array_equal(reopened._basis, index._basis) and reopened.live_count == 290
     assert reopened.vectors(ids[:12].tolist())[0].tolist() == ids[10:12].tolist()
     found, _ = reopened.search(v[0], 20)
@@ -102,30 +82,30 @@ def test_a_reopened_reduced_graph_keeps_its_basis_and_deletions(store):
 def test_a_crash_before_the_sidecar_names_the_reduced_graph_keeps_the_full_one(store):
     """Reducing writes the rows and the reduced graph, then the sidecar: killed in between, the old sidecar still
     names the full graph, which is still on disk."""
-    _write(store, "/a", 60, seed=5)
-    index = _opened(store)
+    write_random_document(store, "/a", 60, seed=5)
+    index = opened_vectors(store)
     full_graph, sidecar = index.path.read_bytes(), index.sidecar.read_text()
-    ids, v = _write(store, "/b", 80, seed=6)
+    ids, v = write_random_document(store, "/b", 80, seed=6)
     index.add(ids, v)
     index.save(int(store.get_meta("generation", 0)))
     index.path.write_bytes(full_graph)
     index.sidecar.write_text(sidecar)  # as the crash left them
-    reopened = _opened(store)  # the full graph, caught up with what it missed
+    reopened = opened_vectors(store)  # the full graph, caught up with what it missed
     assert reopened.live_count == 140
     assert reopened.search(v[5], 1)[0].tolist() == [int(ids[5])]
 
 
 @pytest.mark.parametrize("damage", ["rows", "basis"])
 def test_damaged_or_mismatched_rows_rebuild_the_graph(store, damage, caplog):
-    ids, v = _write(store, "/a", 200, seed=7)
-    index = _opened(store)
+    ids, v = write_random_document(store, "/a", 200, seed=7)
+    index = opened_vectors(store)
     if damage == "rows":
         index.rows_path.write_bytes(b"not a zip file")
     else:  # rows saved with another basis than the graph was built in (the sidecar names the graph's)
         other = np.linalg.qr(np.random.default_rng(8).normal(size=(DIM, 8)))[0].astype(np.float32)
         rows, _ = FullRows.load(index.rows_path, DIM)
         rows.save(index.rows_path, other)
-    again = _opened(store)
+    again = opened_vectors(store)
     assert "rebuilding" in caplog.text
     assert again.live_count == 200 and again._index.dim == 8
     assert [again.search(v[i], 1)[0].tolist() for i in range(30)] == [[int(i)] for i in ids[:30]]
@@ -149,12 +129,12 @@ def test_full_rows_find_labels_in_any_order_and_the_newest_copy_wins(tmp_path):
 def test_a_full_graph_already_past_the_threshold_is_left_full_until_it_is_rebuilt(store, monkeypatch):
     """An index from before graphs were reduced must not stall its next run re-inserting every vector."""
     monkeypatch.setattr(vectors, "PROJECT_FROM", 10_000)
-    _write(store, "/a", 150, seed=9)
-    index = _opened(store)
+    write_random_document(store, "/a", 150, seed=9)
+    index = opened_vectors(store)
     monkeypatch.setattr(vectors, "PROJECT_FROM", 100)
-    ids, v = _write(store, "/b", 20, seed=10)
+    ids, v = write_random_document(store, "/b", 20, seed=10)
     index.add(ids, v)
     assert index._index.dim == DIM and index.live_count == 170
     assert index.search(v[3], 1)[0].tolist() == [int(ids[3])]
     index.path.unlink()  # rebuilt from the stored vectors: reduced on the way
-    assert _opened(store)._index.dim == 8
+    assert opened_vectors(store)._index.dim == 8
