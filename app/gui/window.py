@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import html
 import logging
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -61,10 +60,6 @@ DEBOUNCE_MS = 40
 # Facet chips and context are asked for once an answer has stood this long: a pause in typing, so that explaining
 # an answer the next keystroke replaces does not take CPU from that keystroke's search.
 EXPLAIN_DELAY_MS = 150
-# While a run indexes, the footer and the folder list are brought up to date this often: searches already find the
-# new documents, and "0 documents" under them read as a fault (issue 34). Each refresh reads the index's file list
-# on the search thread, so not on every progress tick.
-STATUS_DURING_RUN_S = 2.0
 
 
 def _missing_text(words: tuple[str, ...], shown: int = 5) -> str:
@@ -125,7 +120,6 @@ class MainWindow(QMainWindow):
         self._count = Shown(0, 0, False)  # how much of it the list holds
         self._more: int | None = None  # generation of a further page of it in flight
         self._status = None
-        self._status_asked = 0.0  # time.monotonic() of the last status asked for during a run
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self._search_now)
         self._explain_timer = QTimer(self, singleShot=True, interval=EXPLAIN_DELAY_MS)
@@ -630,9 +624,6 @@ class MainWindow(QMainWindow):
             self.controller.pause()
 
     def _on_progress(self, p: Progress) -> None:
-        if time.monotonic() - self._status_asked >= STATUS_DURING_RUN_S:
-            self._status_asked = time.monotonic()
-            self.controller.request_status(True)
         if p.files_total:
             self.progress.setRange(0, p.files_total)
             self.progress.setValue(p.files_done)
