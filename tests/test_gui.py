@@ -970,3 +970,20 @@ def test_the_filter_row_limits_results_to_a_folder_and_a_type(qtbot, window, cor
         bar.clear_button.click()  # one search for the three drop-downs
     assert {Path(r.path).name for r in blocker.args[0].results} >= {"porpoise.md", "porpoises.txt"}
     assert not bar.clear_button.isEnabled() and not bar.filters()
+
+
+def test_removing_the_last_folder_says_nothing_is_indexed(qtbot, window, corpus):
+    """Issue 34: after removing the only folder a query said its words were "in none of your documents", and the
+    hint to drop a folder did not come back."""
+    from app.gui.folders import NOTHING_INDEXED
+
+    drop(window, [corpus])
+    wait_indexed(qtbot, window)
+    window.controller.remove([str(corpus)])  # what Remove does once its question is answered yes
+    with qtbot.waitSignal(window.controller.status_ready, timeout=INDEX_TIMEOUT_MS,
+                          check_params_cb=lambda s: s is not None and not s.roots and not window.controller.busy):
+        pass
+    assert window.folders.model.rowCount() == 1 and window.folders.model.item(0).text() == NOTHING_INDEXED
+    type_query(qtbot, window, "porpoises")
+    assert window.empty.text() == NOTHING_INDEXED
+    assert "none of your documents" not in window.statusBar().currentMessage()

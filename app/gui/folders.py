@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 
 FILE_COLUMNS = ("Status", "File", "Sentences", "Reason")
 
+# What the folder list and an answer say while the index holds no folder (none yet, or the last one removed).
+NOTHING_INDEXED = "Nothing indexed yet.\nDrop a folder on the window or press Ctrl+O."
+
 
 def root_summaries(status: IndexStatus) -> list[tuple[str, Counter]]:
     """(root, counts by file status) for every indexed root."""
@@ -76,8 +79,8 @@ class FoldersPanel(QWidget):
         """List the roots of ``status``; watched folders and a running state are marked."""
         self.status = status
         self.model.clear()
-        if status is None:
-            item = QStandardItem("Nothing indexed yet.\nDrop a folder on the window or press Ctrl+O.")
+        if status is None or not status.roots:  # never indexed, or its last folder removed
+            item = QStandardItem(NOTHING_INDEXED)
             item.setEnabled(False)
             self.model.appendRow(item)
             return

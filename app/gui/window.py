@@ -36,7 +36,7 @@ from app.gui.controller import Controller, IndexState
 from app.gui.delegate import ResultDelegate
 from app.gui.desktop import Desktop
 from app.gui.filter_bar import FilterBar
-from app.gui.folders import FileReport, FoldersPanel
+from app.gui.folders import NOTHING_INDEXED, FileReport, FoldersPanel
 from app.gui.launch import OpenRequest
 from app.gui.message_bar import MessageBar
 from app.gui.paging import Page, Shown
@@ -436,8 +436,10 @@ class MainWindow(QMainWindow):
         self.model.set_response(response)
         self._show_suggestion(response.did_you_mean if self._like is None else None)
         self.preview.set_query(None if self._like else response.query, response.mode)
-        # a file's sentences as the query miss words by the dozen; only typed words are worth naming
-        missing = _missing_text(response.missing) if response.missing and self._like is None else ""
+        # a file's sentences as the query miss words by the dozen; only typed words are worth naming, and none when
+        # the index holds no folder (its last one removed): every word is missing, which says nothing
+        empty_index = self._status is not None and not self._status.roots
+        missing = _missing_text(response.missing) if response.missing and self._like is None and not empty_index else ""
         self._set_count(Shown(len(response.results), response.found, response.found_at_least,
                               exhausted=len(response.results) < self._page.k))
         if response.results:
@@ -449,7 +451,8 @@ class MainWindow(QMainWindow):
             wanted = f"like {self._like.label}" if self._like else f"for “{response.query}”"
             wanted += " with these filters" if self.filter_bar.filters() else ""
             said = f"\n{missing}." if missing else ""
-            self._show_empty(f"Nothing relevant found {wanted}.{said}\nTry other words, or switch the search mode.",
+            self._show_empty(NOTHING_INDEXED if empty_index else
+                             f"Nothing relevant found {wanted}.{said}\nTry other words, or switch the search mode.",
                              weak_hidden=response.weak_hidden)
             self.preview.show_result(None)
         self._show_query_note(" · ".join(([missing] if missing and response.results else []) + list(response.notes)))
