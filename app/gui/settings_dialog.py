@@ -8,6 +8,7 @@ the dialog is shown, and the method list is enabled when the answer arrives.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, QThreadPool, Signal
@@ -30,6 +31,8 @@ from PySide6.QtWidgets import (
 from app.gui import settings as S
 from app.gui.settings import Settings
 from app.gui.wording import duration_text
+
+log = logging.getLogger(__name__)
 
 # engine.Mode values; the engine is not imported at start-up (a test keeps these in step with Mode)
 MODE_LABELS = {"hybrid": "Hybrid (meaning + words)", "semantic": "Semantic (meaning)", "lexical": "Lexical (words)"}
@@ -65,7 +68,8 @@ class _SpeedProbe(QObject):
 
         try:
             rate = sentences_per_second(self.method)
-        except QuireError:
+        except QuireError as e:
+            log.warning("cannot measure the %s method here: %s", self.method, e)  # the note points to the log
             rate = 0.0
         self.measured.emit(self.method, rate)
 

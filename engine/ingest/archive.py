@@ -94,15 +94,21 @@ def member_of(path: Path) -> tuple[Path, str] | None:
     return None
 
 
-def describe(archive: Path, name: str) -> Member:
-    """The member ``name`` of ``archive`` as its listing gives it; ReadError when it is gone or the archive damaged."""
+@contextmanager
+def _member_errors() -> Iterator[None]:
+    """A member gone from its archive, or a damaged archive, as the ReadError its record shows."""
     try:
-        with zipfile.ZipFile(archive) as opened:
-            return _member(archive, opened.getinfo(name))
+        yield
     except KeyError as e:
         raise ReadError("no longer in its archive", status="skipped") from e
     except _DAMAGE as e:
         raise ReadError(f"corrupt zip archive: {short_cause(e)}") from e
+
+
+def describe(archive: Path, name: str) -> Member:
+    """The member ``name`` of ``archive`` as its listing gives it; ReadError when it is gone or the archive damaged."""
+    with _member_errors(), zipfile.ZipFile(archive) as opened:
+        return _member(archive, opened.getinfo(name))
 
 
 @contextmanager
@@ -115,15 +121,10 @@ def unpacked(archive: Path, name: str, limits: Limits) -> Iterator[Path]:
 
 
 def _unpack(archive: Path, name: str, limits: Limits, target: Path) -> None:
-    try:
-        with zipfile.ZipFile(archive) as opened:
-            info = opened.getinfo(name)
-            with opened.open(info) as source:
-                copy_within(source, target, allowance(info.compress_size, limits), "archive member")
-    except KeyError as e:
-        raise ReadError("no longer in its archive", status="skipped") from e
-    except _DAMAGE as e:
-        raise ReadError(f"corrupt zip archive: {short_cause(e)}") from e
+    with _member_errors(), zipfile.ZipFile(archive) as opened:
+        info = opened.getinfo(name)
+        with opened.open(info) as source:
+            copy_within(source, target, allowance(info.compress_size, limits), "archive member")
 
 
 def _member(archive: Path, info: zipfile.ZipInfo) -> Member:

@@ -3,8 +3,8 @@ read as the file inside, as Recoll reads them.
 
 The inner file is unpacked into a private temporary folder under its own name (the compressed name without the
 compression's extension), and read there by the reader for that name, or as text when its content is text. Unpacking
-stops at the archive limits the zip-based formats have (:class:`Limits`: bytes out, and bytes out per byte in), which
-are counted as they are written, never taken from a header. A ``.tar.gz`` holds a tar file, declined as binary.
+stops at the allowance the zip-based formats have (``zipguard.allowance``: bytes out, and bytes out per byte in
+beyond a harmless size), counted as they are written, never taken from a header. A ``.tar.gz`` holds a tar file, declined as binary.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from engine.errors import ReadError
 from engine.ingest.readers.base import Document, Limits, register
 from engine.ingest.readers.guard import short_cause
 from engine.ingest.readers.unpack import copy_within
+from engine.ingest.readers.zipguard import allowance
 
 _OPENERS: dict[str, Callable[[Path], BinaryIO]] = {
     ".gz": lambda p: gzip.open(p, "rb"), ".bz2": lambda p: bz2.open(p, "rb"), ".xz": lambda p: lzma.open(p, "rb"),
@@ -39,11 +40,9 @@ class CompressedReader:
         """Unpack the file inside, within the archive limits, and read it as its own name says."""
         from engine.ingest.readers import read  # the package reads the inner file as it reads any other
 
-        packed = path.stat().st_size
-        allowed = min(limits.max_unpacked_bytes, int(limits.max_compression_ratio * max(packed, 1)))
         with tempfile.TemporaryDirectory(prefix="quire-unpacked-") as folder:
             inner = Path(folder) / (path.stem or "unpacked")
-            _unpack(path, inner, allowed)
+            _unpack(path, inner, allowance(path.stat().st_size, limits))
             document = read(inner, limits)
         return Document(title=document.title, blocks=document.blocks, kind=self.name)
 
