@@ -37,8 +37,7 @@ def merge(query: str, mode: Mode, k: int, include_weak: bool, responses: Sequenc
     cosines = np.array([r.explanation.contributions.get("semantic", math.nan) for r in pool], dtype=np.float64)
     bm25 = np.array([r.explanation.bm25 or 0.0 for r in pool], dtype=np.float64)
     evidence = np.array([r.explanation.contributions["evidence"] for r in pool], dtype=np.float64)
-    share = {Mode.SEMANTIC: 1.0, Mode.LEXICAL: 0.0, Mode.HYBRID: rel.SEMANTIC_SHARE}[mode]
-    fused = rel.fuse(cosines, bm25, share).tolist() if pool else []
+    fused = rel.fuse(cosines, bm25, rel.semantic_share(mode)).tolist() if pool else []
     # ties by path: document ids differ between layouts, paths do not
     order = sorted(range(len(pool)), key=lambda i: (-fused[i], pool[i].path))
     bar = rel.bar(mode, small_folder=sentences < MIN_SENTENCES)

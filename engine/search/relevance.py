@@ -23,9 +23,10 @@ import numpy as np
 
 from engine.search.results import Mode
 
-# Share of the fused score given to the semantic side in hybrid mode: tuned on the five classic collections and
-# STS-B dev (docs/decisions/0002-score-fusion-and-relevance-gate.md).
-SEMANTIC_SHARE = 0.3
+# Share of the fused score given to the semantic side in hybrid mode, whose score is a document's meaning (best
+# sentence and centroid, engine.search.meaning): tuned with it on the five classic collections
+# (docs/decisions/0015-document-meaning.md; the best sentence alone had 0.3, decision 0002).
+SEMANTIC_SHARE = 0.5
 # Evidence a document needs to answer a query, on the relevance scale (cosine units + LEXICAL_VOTE x BM25 share).
 RELEVANT = 1.4
 LEXICAL_VOTE = 2.1
@@ -109,6 +110,11 @@ def fuse(cosine: np.ndarray, bm25: np.ndarray, semantic_share: float) -> np.ndar
     top = float(bm25.max()) if bm25.size else 0.0
     lexical = bm25 / top if top > 0 else np.zeros_like(bm25)
     return semantic_share * semantic + (1.0 - semantic_share) * lexical
+
+
+def semantic_share(mode: Mode) -> float:
+    """The semantic side's share of the fused score in ``mode``."""
+    return {Mode.SEMANTIC: 1.0, Mode.LEXICAL: 0.0, Mode.HYBRID: SEMANTIC_SHARE}[mode]
 
 
 def bar(mode: Mode, *, small_folder: bool) -> float:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import re
 import time
 from collections.abc import Collection, Iterator, Sequence
@@ -22,8 +23,8 @@ from engine.embed.base import Embedder
 from engine.errors import QueryError
 from engine.facets import rerank as facet_rerank
 from engine.facets.space import FacetSpace
+from engine.search import meaning, spelling
 from engine.search import relevance as rel
-from engine.search import spelling
 from engine.search.annotate import annotate
 from engine.search.calibration import MIN_SENTENCES, Calibration
 from engine.search.results import Explanation, Highlight, MatchedTerm, Mode, SearchResponse, SearchResult
@@ -83,6 +84,10 @@ class _Doc:
     sem_cosine: float = -1.0
     sem_score: float = -1.0
     sem_row: dict | None = None
+    repeated: list[int] = field(default_factory=list)  # its sentences among the semantic hits that are boilerplate
+    # the semantic side's ranking score: best sentence and centroid over all its sentences (engine.search.meaning);
+    # NaN: not weighed by meaning
+    meaning: float = math.nan
     # a short line's vector is its section's (engine.embed.context): the sentences it was pooled with, to show instead
     span_rows: list[dict] = field(default_factory=list)
     boilerplate: bool = False
@@ -223,6 +228,7 @@ class Searcher:
             docs = {doc_id: doc for doc_id, doc in docs.items() if doc_id in allowed}
         idf = self._idf(stems, df)
         scale = self._scale(query_vectors, idf)
+        self._weigh_meaning(docs, mode, query_vectors)
         ranked = self._fuse(docs, mode, scale)
         best_cosine = max((d.sem_score for d in ranked if d.sem_sentence is not None), default=None)
         bar = rel.bar(mode, small_folder=self._sentences() < MIN_SENTENCES)
@@ -328,6 +334,8 @@ class Searcher:
             boilerplate = _boilerplate(copies, documents)
             penalised = sim * (BOILERPLATE_PENALTY if boilerplate else 1.0)
             doc = _doc(docs, doc_id)
+            if boilerplate:
+                doc.repeated.append(sid)
             if penalised > doc.sem_score:
                 doc.sem_score, doc.sem_cosine, doc.sem_sentence, doc.boilerplate = penalised, sim, sid, boilerplate
         return vectors  # the best sentences' rows are read for the documents weighed (:meth:`_candidates`)
@@ -378,25 +386,42 @@ class Searcher:
     def _fuse(self, docs: dict[int, _Doc], mode: Mode, scale: rel.Scale) -> list[_Doc]:
         """The documents in ranking order, each with its fused score; in semantic or lexical mode only the documents
         that side found, in that side's order. Every document's evidence is set, from all the query's evidence."""
-        by_sem = sorted((d for d in docs.values() if d.sem_sentence is not None), key=lambda d: -d.sem_score)
+        by_sem = sorted((d for d in docs.values() if d.sem_sentence is not None or not math.isnan(d.meaning)),
+                        key=lambda d: -_semantic_score(d))
         by_lex = sorted((d for d in docs.values() if d.lex_passage is not None), key=lambda d: -d.lex_score)
         for rank, d in enumerate(by_sem, 1):
             d.sem_rank = rank
         for rank, d in enumerate(by_lex, 1):
             d.lex_rank = rank
-        pool = {Mode.SEMANTIC: by_sem, Mode.LEXICAL: by_lex, Mode.HYBRID: list(docs.values())}[mode]
+        found_by_meaning = [d for d in by_sem if d.sem_sentence is not None]
+        pool = {Mode.SEMANTIC: found_by_meaning, Mode.LEXICAL: by_lex, Mode.HYBRID: list(docs.values())}[mode]
         everything = list(docs.values())
         evidence = scale.evidence(_cosines(everything), _bm25s(everything))
         for d, e in zip(everything, evidence.tolist()):
             d.evidence = e
         if not pool:
             return []
-        # ranked by the boilerplate-penalised cosine, judged by the cosine itself (the scale knows no penalty)
-        penalised = np.array([d.sem_score if d.sem_sentence is not None else np.nan for d in pool])
-        fused = rel.fuse(penalised, _bm25s(pool), _semantic_share(mode))
+        # ranked by the document's meaning (its best sentence boilerplate-penalised), judged by the best cosine
+        # itself (the scale knows no penalty)
+        fused = rel.fuse(np.array([_semantic_score(d) for d in pool]), _bm25s(pool), rel.semantic_share(mode))
         for d, f in zip(pool, fused.tolist()):
             d.fused = f
         return sorted(pool, key=lambda d: (-d.fused, d.doc_id))
+
+    def _weigh_meaning(self, docs: dict[int, _Doc], mode: Mode, query_vectors: np.ndarray | None) -> None:
+        """Set the meaning of the documents ``mode`` ranks by it: in hybrid mode every candidate, in semantic mode
+        those found by meaning (engine.search.meaning)."""
+        if query_vectors is None or mode is Mode.LEXICAL:
+            return
+        pool = [d for d in docs.values() if mode is Mode.HYBRID or d.sem_sentence is not None]
+        spans = self.store.sentence_spans([d.doc_id for d in pool])
+        ids, vectors = self._vectors(meaning.sentences_to_score(spans))
+        scores = meaning.document_meaning(query_vectors.mean(axis=0), ids, vectors, spans,
+                                          {sid for d in pool for sid in d.repeated}, BOILERPLATE_PENALTY)
+        for d in pool:
+            if d.doc_id in scores:
+                best, centroid = scores[d.doc_id]
+                d.meaning = max(best, d.sem_score) + meaning.CENTROID_WEIGHT * centroid
 
     def _scale(self, query_vectors: np.ndarray | None, idf: dict[str, float]) -> rel.Scale:
         """What a cosine and a BM25 score are worth for this query (engine.search.relevance.Scale).
@@ -501,10 +526,10 @@ class Searcher:
             lexical_rank=doc.lex_rank,
             fusion=(f"score fusion ({rel.SEMANTIC_SHARE:.0%} meaning, {1 - rel.SEMANTIC_SHARE:.0%} words)"
                     if asked.mode is Mode.HYBRID else asked.mode.value),
-            # "semantic": the boilerplate-penalised cosine the document was ranked by, which a collection's merge of
-            # its shards' rankings fuses again (engine.cluster.search)
+            # "semantic": the document's score on the semantic side, which a collection's merge of its shards'
+            # rankings fuses again (engine.cluster.search)
             contributions={"fused": round(doc.fused, 6), "evidence": round(doc.evidence, 4),
-                           **({"semantic": doc.sem_score} if doc.sem_sentence is not None else {})},
+                           **({} if math.isnan(semantic := _semantic_score(doc)) else {"semantic": semantic})},
             boilerplate=doc.boilerplate,
         )
         score = 0.0
@@ -538,11 +563,12 @@ class Searcher:
             context_after=tuple(n["text"] for n in neighbours if n["ordinal"] > row["ordinal"]),
         )
 
-    def _cosines(self, query_vectors: np.ndarray | None, sentence_ids: list[int]) -> dict[int, float]:
-        if query_vectors is None or self.embedder is None or not sentence_ids:
-            return {}
-        # from the graph's memory; the database has those not in it yet (being indexed)
-        ids, vectors = np.zeros(0, np.int64), np.zeros((0, self.embedder.dim), np.float32)
+    def _vectors(self, sentence_ids: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, vectors) of those of ``sentence_ids`` that have vectors: from the graph's memory, and from the
+        database those not in it yet (being indexed)."""
+        ids, vectors = np.zeros(0, np.int64), np.zeros((0, self.embedder.dim if self.embedder else 0), np.float32)
+        if self.embedder is None or len(sentence_ids) == 0:
+            return ids, vectors
         if self.vectors is not None:
             ids, vectors = self.vectors.vectors(sentence_ids)
         missing = np.setdiff1d(np.asarray(sentence_ids, dtype=np.int64), ids)
@@ -550,6 +576,12 @@ class Searcher:
             more_ids, more = self.store.vectors(self.embedder.name, missing.tolist())
             if more_ids.size:
                 ids, vectors = np.concatenate([ids, more_ids]), np.concatenate([vectors, more])
+        return ids, vectors
+
+    def _cosines(self, query_vectors: np.ndarray | None, sentence_ids: list[int]) -> dict[int, float]:
+        if query_vectors is None:
+            return {}
+        ids, vectors = self._vectors(sentence_ids)
         if ids.size == 0:
             return {}
         # float16 storage can put an exact match a hair above 1; a cosine shown to people must not exceed it
@@ -586,9 +618,12 @@ def _bm25s(docs: Sequence[_Doc]) -> np.ndarray:
     return np.array([d.lex_score if d.lex_passage is not None else 0.0 for d in docs])
 
 
-def _semantic_share(mode: Mode) -> float:
-    """The semantic side's share of the fused score in ``mode``."""
-    return {Mode.SEMANTIC: 1.0, Mode.LEXICAL: 0.0, Mode.HYBRID: rel.SEMANTIC_SHARE}[mode]
+def _semantic_score(doc: _Doc) -> float:
+    """What the semantic side ranks ``doc`` by: its meaning, or where that was not weighed its best hit (NaN: not
+    found by meaning)."""
+    if not math.isnan(doc.meaning):
+        return doc.meaning
+    return doc.sem_score if doc.sem_sentence is not None else math.nan
 
 
 def _monotonic(results: list[SearchResult]) -> list[SearchResult]:

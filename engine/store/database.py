@@ -477,6 +477,21 @@ class Store:
         """Every sentence row of one document, in order (what "more like this" picks its query from)."""
         return self._dicts("SELECT * FROM sentences WHERE doc_id = ? ORDER BY ordinal", [doc_id])
 
+    def sentence_spans(self, doc_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
+        """(first, last) sentence id of each of ``doc_ids`` that has sentences.
+
+        A document's sentences are written together under consecutive ids (:meth:`write_documents`), so its first and
+        last ids bound exactly its sentences: read from the (doc_id, ordinal) index alone, one row per document,
+        where listing the ids of a query's few hundred candidate documents would be tens of thousands of rows.
+        """
+        out: dict[int, tuple[int, int]] = {}
+        for chunk, marks in in_chunks(doc_ids):
+            for doc_id, first, last in self.db.execute(
+                f"SELECT doc_id, min(id), max(id) FROM sentences WHERE doc_id IN ({marks}) GROUP BY doc_id", chunk
+            ):
+                out[doc_id] = (first, last)
+        return out
+
     def iter_documents(self, batch: int = 10_000, *, without_vectors_for: str | None = None) -> Iterator[StoredSentences]:
         """Sentences of whole documents, about ``batch`` at a time (a batch ends where a document does, so one longer
         than ``batch`` comes whole); with ``without_vectors_for``, only batches holding a sentence that method has
