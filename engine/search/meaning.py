@@ -16,9 +16,10 @@ import numpy as np
 
 # How much the centroid's cosine adds to the best sentence's (docs/decisions/0015-document-meaning.md).
 CENTROID_WEIGHT = 1.0
-# Sentences scored per query, over all the candidate documents: a document longer than its share is read at evenly
-# spaced sentences (a book's centroid does not need all of them), which bounds a query's work on folders of books.
-SCORED_SENTENCES = 32_768
+# Sentences scored per query, over all the candidate documents: a document longer than its share (10 sentences for
+# 400 candidates) is read at evenly spaced sentences, its best among them standing beside its best of the nearest
+# sentences. This bounds a query's added work to a few milliseconds (docs/decisions/0015-document-meaning.md).
+SCORED_SENTENCES = 4_096
 
 
 def sentences_to_score(spans: Mapping[int, tuple[int, int]]) -> np.ndarray:
@@ -26,11 +27,14 @@ def sentences_to_score(spans: Mapping[int, tuple[int, int]]) -> np.ndarray:
     or evenly spaced ones where a document is longer than its share of SCORED_SENTENCES."""
     if not spans:
         return np.zeros(0, np.int64)
-    share = max(1, SCORED_SENTENCES // len(spans))
-    parts = [np.arange(first, last + 1, dtype=np.int64) if last - first < share
-             else np.unique(np.linspace(first, last, share).round().astype(np.int64))
-             for first, last in spans.values()]
-    return np.concatenate(parts)
+    bounds = np.array(sorted(spans.values()), dtype=np.int64).reshape(-1, 2)  # ids in rising order
+    length = bounds[:, 1] - bounds[:, 0] + 1
+    taken = np.minimum(length, max(1, SCORED_SENTENCES // len(spans)))
+    which = np.repeat(np.arange(len(bounds)), taken)
+    nth = np.arange(taken.sum()) - np.repeat(np.cumsum(taken) - taken, taken)
+    # the nth of ``taken`` evenly spaced sentences from first to last (every one where all are taken)
+    step = (length - 1) / np.maximum(taken - 1, 1)
+    return bounds[which, 0] + np.round(nth * step[which]).astype(np.int64)
 
 
 def document_meaning(query: np.ndarray, ids: np.ndarray, vectors: np.ndarray, spans: Mapping[int, tuple[int, int]],
@@ -44,14 +48,17 @@ def document_meaning(query: np.ndarray, ids: np.ndarray, vectors: np.ndarray, sp
     docs = sorted(spans, key=lambda d: spans[d][0])
     firsts = np.array([spans[d][0] for d in docs], dtype=np.int64)
     lasts = np.array([spans[d][1] for d in docs], dtype=np.int64)
-    order = np.argsort(ids, kind="stable")
-    ids, vectors = ids[order], np.asarray(vectors, dtype=np.float32)[order]
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if np.any(ids[1:] < ids[:-1]):  # copies of a few MB are a query's largest cost: made only when needed
+        order = np.argsort(ids, kind="stable")
+        ids, vectors = ids[order], vectors[order]
     owner = np.searchsorted(firsts, ids, side="right") - 1
     inside = owner >= 0
     inside[inside] = ids[inside] <= lasts[owner[inside]]
-    ids, vectors, owner = ids[inside], vectors[inside], owner[inside]
-    if ids.size == 0:
-        return {}
+    if not inside.all():
+        ids, vectors, owner = ids[inside], vectors[inside], owner[inside]
+        if ids.size == 0:
+            return {}
     query = np.asarray(query, dtype=np.float32)
     # numpy's own loop, one thread: a BLAS product waits for its second thread when the machine is busy
     # (docs/decisions/0013-exact-scan-threshold.md)
@@ -60,6 +67,7 @@ def document_meaning(query: np.ndarray, ids: np.ndarray, vectors: np.ndarray, sp
         sims = np.where(np.isin(ids, np.fromiter(repeated, np.int64)), sims * penalty, sims)
     starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
     best = np.maximum.reduceat(sims, starts)
-    sums = np.add.reduceat(vectors, starts, axis=0)
+    # a sum per document: np.add.reduceat along the rows of a (sentences, dim) array took 4x as long
+    sums = np.stack([vectors[a:b].sum(axis=0) for a, b in zip(starts.tolist(), [*starts[1:].tolist(), len(ids)])])
     centroid = np.einsum("ij,j->i", sums, query) / np.maximum(np.linalg.norm(sums, axis=1), 1e-12)
     return {docs[o]: (float(b), float(c)) for o, b, c in zip(owner[starts].tolist(), best.tolist(), centroid.tolist())}

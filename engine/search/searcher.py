@@ -571,7 +571,8 @@ class Searcher:
             return ids, vectors
         if self.vectors is not None:
             ids, vectors = self.vectors.vectors(sentence_ids)
-        missing = np.setdiff1d(np.asarray(sentence_ids, dtype=np.int64), ids)
+        asked = np.asarray(sentence_ids, dtype=np.int64)
+        missing = asked[:0] if ids.size == asked.size else np.setdiff1d(asked, ids)  # all found: the common case
         if missing.size:
             more_ids, more = self.store.vectors(self.embedder.name, missing.tolist())
             if more_ids.size:

@@ -480,16 +480,17 @@ class Store:
     def sentence_spans(self, doc_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
         """(first, last) sentence id of each of ``doc_ids`` that has sentences.
 
-        A document's sentences are written together under consecutive ids (:meth:`write_documents`), so its first and
-        last ids bound exactly its sentences: read from the (doc_id, ordinal) index alone, one row per document,
-        where listing the ids of a query's few hundred candidate documents would be tens of thousands of rows.
+        A document's sentences are written together under consecutive ids (:meth:`write_documents`), so its first
+        sentence's id and its count of sentences bound exactly its sentences: one index seek per document, where
+        listing the ids of a query's few hundred candidate documents would be tens of thousands of rows.
         """
         out: dict[int, tuple[int, int]] = {}
         for chunk, marks in in_chunks(doc_ids):
-            for doc_id, first, last in self.db.execute(
-                f"SELECT doc_id, min(id), max(id) FROM sentences WHERE doc_id IN ({marks}) GROUP BY doc_id", chunk
+            for doc_id, first, count in self.db.execute(
+                "SELECT d.id, s.id, d.sentences FROM documents d JOIN sentences s ON s.doc_id = d.id AND s.ordinal = 0 "
+                f"WHERE d.id IN ({marks})", chunk
             ):
-                out[doc_id] = (first, last)
+                out[doc_id] = (first, first + count - 1)
         return out
 
     def iter_documents(self, batch: int = 10_000, *, without_vectors_for: str | None = None) -> Iterator[StoredSentences]:
