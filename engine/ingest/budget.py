@@ -6,8 +6,8 @@ next Python instruction: enough for parsers written in Python (a cubic regex, a 
 parser stuck in C code never reaches one, so in a reader process, which the indexer can replace, a watchdog ends the
 whole process a grace period later, or as soon as the process holds more memory than the budget allows (pdfium grew
 by 250 MB a second on a 4 KB PDF). Before ending it, the watchdog writes why to the file :func:`last_words_to` named,
-where the pool reads it (``engine.ingest.pool``). In the indexer's own process (runs of a few files) only the
-interruption is open.
+where the pool reads it (``engine.ingest.pool``). In the indexer's own process (the files of runs of a few files
+whose reader is in Python: ``Reader.isolate``) only the interruption is open.
 """
 
 from __future__ import annotations

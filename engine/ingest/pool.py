@@ -25,6 +25,7 @@ from typing import Protocol
 from engine.errors import ReadError
 from engine.ingest.budget import last_words_to, within_budget
 from engine.ingest.extract import Extracted, extract
+from engine.ingest.readers import isolated
 from engine.ingest.readers.base import Limits
 
 log = logging.getLogger(__name__)
@@ -39,7 +40,9 @@ IN_FLIGHT_BYTES = 64 << 20
 # (docs/decisions/0008-reader-pool-sizes.md).
 TASK_FILES = 8
 TASK_BYTES = 1 << 20
-# Below this many files, the start-up cost of worker processes (about half a second) is not worth it.
+# Below this many files, the start-up cost of worker processes (about half a second) is not worth it for files whose
+# reader the time budget can stop in any process; the others are read in a reader process all the same
+# (docs/decisions/0008-reader-pool-sizes.md).
 MIN_FILES_FOR_POOL = 16
 # How often a reader process checks that the indexer that started it still runs (see _die_with_parent).
 PARENT_CHECK_SECONDS = 0.5
@@ -149,7 +152,10 @@ def read_task(reader: Reader, task: list[Job], limits: Limits, prepare: Prepare 
                kill: bool) -> list[Extracted]:
     """Read a task's files, each within the time and memory budget; ``kill``: this is a reader process, which may be
     ended when a file will not stop or takes too much memory (``engine.ingest.budget``)."""
-    outcomes = [_read_within(reader, path, limits, known, kill) for path, known in task]
+    return _prepared([_read_within(reader, path, limits, known, kill) for path, known in task], prepare)
+
+
+def _prepared(outcomes: list[Extracted], prepare: Prepare | None) -> list[Extracted]:
     if prepare is None:
         return outcomes
     try:
@@ -183,10 +189,30 @@ def extract_all(jobs: list[Job], limits: Limits, workers: int, reader: Reader = 
 
     Stops submitting when the consumer stops iterating (cancellation): what is in flight is read in vain.
     """
-    if workers <= 0 or len(jobs) < MIN_FILES_FOR_POOL:
-        for start in range(0, len(jobs), TASK_FILES):
-            yield from read_task(reader, jobs[start : start + TASK_FILES], limits, prepare, False)
+    if workers <= 0:
+        yield from _here(jobs, limits, reader, prepare)
         return
+    if len(jobs) >= MIN_FILES_FOR_POOL:
+        yield from _pooled(jobs, limits, workers, reader, prepare)
+        return
+    # A few files: those the time budget can stop in this process are read here, the others (a parser in C, which
+    # only ending its process stops, or whose memory only a reader process's watchdog bounds) in reader processes.
+    # Those are prepared here, where the model is loaded already, rather than loading it in the reader process.
+    apart = [job for job in jobs if isolated(Path(job[0]))]
+    yield from _here([job for job in jobs if job not in apart], limits, reader, prepare)
+    if apart:
+        yield from _prepared(list(_pooled(apart, limits, min(workers, len(apart)), reader, None)), prepare)
+
+
+def _here(jobs: list[Job], limits: Limits, reader: Reader, prepare: Prepare | None) -> Iterator[Extracted]:
+    """Read ``jobs`` in this process, a task at a time; the time budget interrupts a reader, but cannot end one in C."""
+    for start in range(0, len(jobs), TASK_FILES):
+        yield from read_task(reader, jobs[start : start + TASK_FILES], limits, prepare, False)
+
+
+def _pooled(jobs: list[Job], limits: Limits, workers: int, reader: Reader,
+            prepare: Prepare | None) -> Iterator[Extracted]:
+    """Read ``jobs`` in ``workers`` reader processes, replaced when one crashes or is ended by its watchdog."""
     pending = list(reversed(jobs))
     while pending:
         executor = _readers(workers)
