@@ -28,7 +28,7 @@ FILLERS = MIN_FILES_FOR_POOL - len(GOOD)
 # The glyph bomb's reader grows by 250 to 400 MB a second in pdfium until it is ended after three seconds (left
 # alone it would take its 10 s in C and gigabytes more in our layout code); the lying zip alone used to take 2.37 GB.
 PEAK_MB = 2000
-# The glyph bomb costs two budgets and their grace (docs/decisions/0012-reader-time-budget.md), then starting reader
+# The glyph bomb costs its budget and grace once (docs/decisions/0012-reader-time-budget.md), then starting reader
 # processes anew; the rest takes seconds.
 RUN_SECONDS = 60
 

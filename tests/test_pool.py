@@ -11,6 +11,7 @@ from concurrent.futures import Future
 from pathlib import Path
 
 from engine.ingest import pool
+from engine.ingest.budget import GRACE_SECONDS
 from engine.ingest.extract import Extracted, extract
 from engine.ingest.readers.base import Limits
 
@@ -128,3 +129,20 @@ def test_a_small_run_reads_a_pdf_in_a_reader_process_which_is_ended_when_stuck_i
     outcomes = _extract_in_thread(jobs, Limits(read_seconds=1), workers=2, seconds=30)
     assert (outcomes["stuck.pdf"].status, outcomes["stuck.pdf"].reason) == ("skipped", "took longer than 1 s to read")
     assert [outcomes[Path(p).name].status for p in paths] == ["indexed"] * 3
+
+
+def test_a_file_past_its_budget_is_charged_it_once(tmp_path):
+    # Its reader process is ended a grace period after the budget; the watchdog's last words name the file, which is
+    # recorded, not read again alone in a fresh process to find it (twice the budget, and a third process started)
+    paths = _files(tmp_path, 20, bad=-1)
+    stuck = tmp_path / "stuck.pdf"
+    stuck.write_bytes(b"%PDF-1.4 whose parser never returns")
+    budget = 5.0
+    started = time.monotonic()
+    outcomes = _extract_in_thread([(p, None) for p in [*paths, str(stuck)]], Limits(read_seconds=budget), workers=1,
+                                  seconds=60)
+    seconds = time.monotonic() - started
+    assert (outcomes["stuck.pdf"].status, outcomes["stuck.pdf"].reason) == ("skipped", "took longer than 5 s to read")
+    assert [outcomes[Path(p).name].status for p in paths] == ["indexed"] * 20
+    assert len((tmp_path / "starts").read_text().split()) == 1
+    assert seconds < 2 * (budget + GRACE_SECONDS), seconds

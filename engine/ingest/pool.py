@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Protocol
 
 from engine.errors import ReadError
-from engine.ingest.budget import last_words_to, within_budget
+from engine.ingest.budget import last_words, last_words_to, within_budget
 from engine.ingest.extract import Extracted, extract
 from engine.ingest.readers import isolated
 from engine.ingest.readers.base import Limits
@@ -48,6 +48,8 @@ MIN_FILES_FOR_POOL = 16
 PARENT_CHECK_SECONDS = 0.5
 # prctl(2) option: a signal the kernel sends this process when its parent ends.
 _PR_SET_PDEATHSIG = 1
+# A reader process's last words, in the run's folder, are in the file of this name and its pid.
+_LAST_WORDS = "last-words-"
 
 
 def default_workers() -> int:
@@ -134,18 +136,29 @@ def _die_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="quire-parent-watch", daemon=True).start()
 
 
-def _start_reader(parent: int, last_words: Path | None) -> None:
-    """Initializer of a reader process: it ends with its parent, and its watchdog writes to ``last_words`` why it
-    ended it (``engine.ingest.budget``)."""
+def _start_reader(parent: int, folder: str) -> None:
+    """Initializer of a reader process: it ends with its parent, and its watchdog writes which file it ended it over,
+    and why, to a file of its own in the run's ``folder`` (``engine.ingest.budget``)."""
     _die_with_parent(parent)
-    last_words_to(last_words)
+    last_words_to(Path(folder) / f"{_LAST_WORDS}{os.getpid()}")
 
 
-def _readers(workers: int, last_words: Path | None = None) -> ProcessPoolExecutor:
-    """A pool of ``workers`` reader processes, started with ``spawn``, that end with this process; see
-    :func:`_start_reader` for ``last_words``."""
+def _readers(workers: int, folder: str) -> ProcessPoolExecutor:
+    """A pool of ``workers`` reader processes, started with ``spawn``, that end with this process and leave their
+    last words in ``folder``."""
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_start_reader, initargs=(os.getpid(), last_words))
+                               initializer=_start_reader, initargs=(os.getpid(), folder))
+
+
+def _ended_over(folder: str) -> dict[str, str]:
+    """The files reader processes of ``folder`` were ended over, and why, from their last words (taken away)."""
+    ended = {}
+    for path in Path(folder).glob(f"{_LAST_WORDS}*"):
+        said = last_words(path)
+        if said is not None:
+            ended[said[0]] = said[1]
+        path.unlink(missing_ok=True)
+    return ended
 
 
 def read_task(reader: Reader, task: list[Job], limits: Limits, prepare: Prepare | None,
@@ -167,7 +180,7 @@ def _prepared(outcomes: list[Extracted], prepare: Prepare | None) -> list[Extrac
 
 def _read_within(reader: Reader, path: str, limits: Limits, known: str | None, kill: bool) -> Extracted:
     try:
-        return within_budget(limits, kill, lambda: reader(path, limits, known))
+        return within_budget(limits, kill, lambda: reader(path, limits, known), path)
     except ReadError as e:  # only the budget raises: a reader records a bad file's reason in its outcome
         return _declined(path, e.status, e.reason)
 
@@ -214,8 +227,14 @@ def _pooled(jobs: list[Job], limits: Limits, workers: int, reader: Reader,
             prepare: Prepare | None) -> Iterator[Extracted]:
     """Read ``jobs`` in ``workers`` reader processes, replaced when one crashes or is ended by its watchdog."""
     pending = list(reversed(jobs))
+    with tempfile.TemporaryDirectory(prefix="quire-reader-") as folder:
+        yield from _pooled_in(folder, pending, limits, workers, reader, prepare)
+
+
+def _pooled_in(folder: str, pending: list[Job], limits: Limits, workers: int, reader: Reader,
+               prepare: Prepare | None) -> Iterator[Extracted]:
     while pending:
-        executor = _readers(workers)
+        executor = _readers(workers, folder)
         window = _Window(workers)
         try:
             while pending or window.tasks:
@@ -232,19 +251,21 @@ def _pooled(jobs: list[Job], limits: Limits, workers: int, reader: Reader,
             executor.shutdown(wait=True)
         except BrokenProcessPool:
             executor.shutdown(wait=False, cancel_futures=True)
-            yield from _after_crash(window, pending, limits, reader, prepare)
+            yield from _after_crash(window, pending, limits, reader, prepare, folder)
         finally:
             executor.shutdown(wait=False, cancel_futures=True)
 
 
-def _after_crash(window: _Window, pending: list[Job], limits: Limits, reader: Reader,
-                 prepare: Prepare | None) -> Iterator[Extracted]:
+def _after_crash(window: _Window, pending: list[Job], limits: Limits, reader: Reader, prepare: Prepare | None,
+                 folder: str) -> Iterator[Extracted]:
     """A worker died (segfault, out of memory, or ended by its watchdog) reading one of the files it had been handed.
 
     Workers take tasks in submission order, and only the first ``workers + 1`` unfinished ones (those in the
-    workers' hands and the one queued beside them) can have been started: each of their files is retried alone, and
-    the one that kills its worker again is recorded as failed, or with the reason its watchdog gave for ending it (too
-    slow, too much memory). The later tasks were never read; their files go back to the queue for the next pool.
+    workers' hands and the one queued beside them) can have been started. A watchdog that ended its process named
+    the file in its last words: that file is recorded with its reason (too slow, too much memory), once, and the other
+    suspects go back to the queue for the next pool. Otherwise (a crash) each suspect is retried alone, and the one
+    that kills its worker again is recorded as failed. The later tasks were never read; their files go back to the
+    queue.
     """
     unfinished: list[list[Job]] = []
     for future, (task, _) in window.tasks.items():
@@ -253,37 +274,44 @@ def _after_crash(window: _Window, pending: list[Job], limits: Limits, reader: Re
         else:
             unfinished.append(task)
     suspects = [job for task in unfinished[: window.workers + 1] for job in task]
+    later = [job for task in unfinished[window.workers + 1 :] for job in task]
+    ended = _ended_over(folder)
+    innocent = [job for job in suspects if job[0] not in ended]
+    for path, _ in suspects:
+        if path in ended:
+            yield _ended(path, ended[path])
+    if len(innocent) < len(suspects):
+        pending.extend(reversed(innocent + later))
+        return
     log.warning("a reader process crashed; retrying %d files one at a time", len(suspects))
-    pending.extend(reversed([job for task in unfinished[window.workers + 1 :] for job in task]))
-    yield from _one_at_a_time(suspects, limits, reader, prepare)
+    pending.extend(reversed(later))
+    yield from _one_at_a_time(suspects, limits, reader, prepare, folder)
 
 
-def _one_at_a_time(jobs: list[Job], limits: Limits, reader: Reader, prepare: Prepare | None) -> Iterator[Extracted]:
+def _one_at_a_time(jobs: list[Job], limits: Limits, reader: Reader, prepare: Prepare | None,
+                   folder: str) -> Iterator[Extracted]:
     """Read each file as a task of its own in one reader process, so that a file that ends it is known; the process
     is replaced only then (a process per file cost a second and more each, 24 s for the 16 files beside a glyph
-    bomb). A process ended by its watchdog leaves the reason in a file of its own."""
+    bomb)."""
     single: ProcessPoolExecutor | None = None
-    with tempfile.TemporaryDirectory(prefix="quire-reader-") as folder:
-        last_words = Path(folder) / "last-words"
-        try:
-            for path, known in jobs:
-                if single is None:
-                    single = _readers(1, last_words)
-                try:
-                    outcome = single.submit(read_task, reader, [(path, known)], limits, prepare, True).result()[0]
-                except BrokenProcessPool:
-                    single.shutdown(wait=False, cancel_futures=True)
-                    single = None
-                    outcome = _ended(path, last_words.read_text(encoding="utf-8") if last_words.exists() else None)
-                    last_words.unlink(missing_ok=True)
-                yield outcome
-        finally:
-            if single is not None:
-                single.shutdown(wait=True)
+    try:
+        for path, known in jobs:
+            if single is None:
+                single = _readers(1, folder)
+            try:
+                outcome = single.submit(read_task, reader, [(path, known)], limits, prepare, True).result()[0]
+            except BrokenProcessPool:
+                single.shutdown(wait=False, cancel_futures=True)
+                single = None
+                outcome = _ended(path, _ended_over(folder).get(path))
+            yield outcome
+    finally:
+        if single is not None:
+            single.shutdown(wait=True)
 
 
 def _ended(path: str, why: str | None) -> Extracted:
-    """The outcome for a file whose reader process ended while reading it alone; ``why``: what its watchdog said."""
+    """The outcome for a file whose reader process ended while reading it; ``why``: what its watchdog said."""
     if why:
         log.error("reading %s was stopped: %s", path, why)
         return _declined(path, "skipped", why)
