@@ -11,6 +11,7 @@ import ctypes
 import logging
 import multiprocessing
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -19,8 +20,11 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
+
+from filelock import FileLock, Timeout
 
 from engine.errors import ReadError
 from engine.ingest.budget import last_words, last_words_to, within_budget
@@ -50,6 +54,14 @@ PARENT_CHECK_SECONDS = 0.5
 _PR_SET_PDEATHSIG = 1
 # A reader process's last words, in the run's folder, are in the file of this name and its pid.
 _LAST_WORDS = "last-words-"
+# A run's reader processes keep their temporary files (a compressed file unpacked, an archive's member) and last words
+# in a folder of the run's own, named with this prefix, which the run removes after them: a reader ended mid-file
+# cannot remove what it made. The run holds the lock file in it, so that a later run can tell the folder of an
+# indexer that was killed (its lock is free) and remove it.
+SCRATCH_PREFIX = "quire-reader-"
+_SCRATCH_LOCK = "in-use.lock"
+# A folder younger than this is left alone: its run may not have taken its lock yet.
+_SCRATCH_GRACE_SECONDS = 60
 
 
 def default_workers() -> int:
@@ -137,10 +149,48 @@ def _die_with_parent(parent: int) -> None:
 
 
 def _start_reader(parent: int, folder: str) -> None:
-    """Initializer of a reader process: it ends with its parent, and its watchdog writes which file it ended it over,
-    and why, to a file of its own in the run's ``folder`` (``engine.ingest.budget``)."""
+    """Initializer of a reader process: it ends with its parent, makes its temporary files in the run's ``folder``,
+    and its watchdog writes which file it ended it over, and why, to a file of its own there
+    (``engine.ingest.budget``)."""
     _die_with_parent(parent)
+    tempfile.tempdir = folder
     last_words_to(Path(folder) / f"{_LAST_WORDS}{os.getpid()}")
+
+
+@contextmanager
+def _scratch() -> Iterator[str]:
+    """A new folder for a run's reader processes (SCRATCH_PREFIX), removed with whatever they left in it."""
+    folder = tempfile.mkdtemp(prefix=SCRATCH_PREFIX)
+    lock = FileLock(os.path.join(folder, _SCRATCH_LOCK))
+    lock.acquire()
+    try:
+        yield folder
+    finally:
+        lock.release()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def sweep_scratch() -> None:
+    """Remove the reader folders (SCRATCH_PREFIX) that indexers killed before they could remove them left in the
+    temporary folder: those whose lock no process holds."""
+    try:
+        found = [Path(entry.path) for entry in os.scandir(tempfile.gettempdir())
+                 if entry.name.startswith(SCRATCH_PREFIX) and entry.is_dir(follow_symlinks=False)]
+    except OSError:
+        return
+    for folder in found:
+        try:
+            if time.time() - folder.stat().st_mtime < _SCRATCH_GRACE_SECONDS or not (folder / _SCRATCH_LOCK).exists():
+                continue  # just made, or not one of ours
+            lock = FileLock(str(folder / _SCRATCH_LOCK), timeout=0)
+            lock.acquire()
+        except (OSError, Timeout):
+            continue  # in use by a running indexer, or another user's
+        try:
+            log.info("removing %s, left by an indexer that was killed", folder)
+            shutil.rmtree(folder, ignore_errors=True)
+        finally:
+            lock.release()
 
 
 def _readers(workers: int, folder: str) -> ProcessPoolExecutor:
@@ -202,6 +252,7 @@ def extract_all(jobs: list[Job], limits: Limits, workers: int, reader: Reader = 
 
     Stops submitting when the consumer stops iterating (cancellation): what is in flight is read in vain.
     """
+    sweep_scratch()
     if workers <= 0:
         yield from _here(jobs, limits, reader, prepare)
         return
@@ -227,7 +278,7 @@ def _pooled(jobs: list[Job], limits: Limits, workers: int, reader: Reader,
             prepare: Prepare | None) -> Iterator[Extracted]:
     """Read ``jobs`` in ``workers`` reader processes, replaced when one crashes or is ended by its watchdog."""
     pending = list(reversed(jobs))
-    with tempfile.TemporaryDirectory(prefix="quire-reader-") as folder:
+    with _scratch() as folder:
         yield from _pooled_in(folder, pending, limits, workers, reader, prepare)
 
 
