@@ -146,3 +146,18 @@ def test_a_file_past_its_budget_is_charged_it_once(tmp_path):
     assert [outcomes[Path(p).name].status for p in paths] == ["indexed"] * 20
     assert len((tmp_path / "starts").read_text().split()) == 1
     assert seconds < 2 * (budget + GRACE_SECONDS), seconds
+
+
+def test_a_small_run_prepares_every_document_in_the_indexer_where_its_model_is_loaded(tmp_path):
+    from tests import docgen
+
+    paths = [*_files(tmp_path, 2, bad=-1), str(docgen.make_pdf(tmp_path))]
+    prepared: list[tuple[str, int]] = []
+
+    def prepare(outcomes: list[Extracted]) -> list[Extracted]:  # a closure: it could not be sent to a reader
+        prepared.extend((Path(o.path).name, os.getpid()) for o in outcomes)
+        return outcomes
+
+    outcomes = list(pool.extract_all([(p, None) for p in paths], Limits(), workers=1, prepare=prepare))
+    assert sorted(o.status for o in outcomes) == ["indexed"] * 3
+    assert sorted(prepared) == sorted((Path(p).name, os.getpid()) for p in paths)

@@ -264,8 +264,8 @@ def extract_all(jobs: list[Job], limits: Limits, workers: int, reader: Reader = 
     # Those are prepared here, where the model is loaded already, rather than loading it in the reader process.
     apart = [job for job in jobs if isolated(Path(job[0]))]
     yield from _here([job for job in jobs if job not in apart], limits, reader, prepare)
-    if apart:
-        yield from _prepared(list(_pooled(apart, limits, min(workers, len(apart)), reader, None)), prepare)
+    for outcome in _pooled(apart, limits, min(workers, len(apart)), reader, None) if apart else ():
+        yield from _prepared([outcome], prepare)  # one at a time: the run can be cancelled between them
 
 
 def _here(jobs: list[Job], limits: Limits, reader: Reader, prepare: Prepare | None) -> Iterator[Extracted]:
