@@ -987,30 +987,3 @@ def test_removing_the_last_folder_says_nothing_is_indexed(qtbot, window, corpus)
     type_query(qtbot, window, "porpoises")
     assert window.empty.text() == NOTHING_INDEXED
     assert "none of your documents" not in window.statusBar().currentMessage()
-
-
-def test_the_folder_list_and_footer_follow_a_run_while_it_indexes(qtbot, window, tmp_path, monkeypatch):
-    """Issue 34: while indexing, the footer said "0 documents · 0 sentences" and the folder list was empty although
-    searches already found the new folder's documents."""
-    from app.gui import window as window_module
-
-    monkeypatch.setattr(window_module, "STATUS_DURING_RUN_S", 0.0)  # a status on every progress report
-    folder = many_files(tmp_path / "notes")
-    during = []  # statuses that arrived while the run was going, after it had read files
-    read = []
-    window.controller.progress.connect(lambda p: read.append(p) if p.files_done else None)
-
-    def seen(status) -> None:
-        if status is not None and read and window.controller.state is IndexState.RUNNING:
-            rows = window.folders.model.rowCount()
-            during.append((status, window.folders.model.item(0).text() if rows else "", window.summary.text()))
-
-    window.controller.status_ready.connect(seen)
-    drop(window, [folder])
-    wait_indexed(qtbot, window)
-    assert during, "no status arrived during the run"
-    status, folder_row, footer = during[-1]
-    assert str(folder) in status.roots
-    assert folder_row.startswith("notes") and "indexing…" in folder_row
-    assert footer.endswith("static method") and footer == (f"{status.indexed:,} documents · "
-                                                            f"{status.sentences:,} sentences · static method")
