@@ -5,10 +5,13 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import threading
+import time
 from concurrent.futures import Future
 from pathlib import Path
 
 from engine.ingest import pool
+from engine.ingest.budget import GRACE_SECONDS
 from engine.ingest.extract import Extracted, extract
 from engine.ingest.readers.base import Limits
 
@@ -20,6 +23,33 @@ def crashing_reader(path: str, limits: Limits, known: str | None) -> Extracted:
     if Path(path).name.startswith("crash"):
         os.kill(os.getpid(), signal.SIGKILL)
     return extract(path, limits, known)
+
+
+def stuck_reader(path: str, limits: Limits, known: str | None) -> Extracted:
+    """The real reader, except that a file named stuck* sleeps for an hour in C (``time.sleep``), where the time
+    budget's interruption never lands, as a parser stuck in C code would; each start is noted in ``starts`` beside it.
+
+    Module-level, so that the spawned reader processes can import it."""
+    if Path(path).name.startswith("stuck"):
+        with open(Path(path).with_name("starts"), "a", encoding="utf-8") as starts:
+            starts.write(f"{os.getpid()}\n")
+        time.sleep(3600)
+    return extract(path, limits, known)
+
+
+def _extract_in_thread(jobs: list[pool.Job], limits: Limits, workers: int, seconds: float) -> dict[str, Extracted]:
+    """Every job's outcome by file name, read by :func:`pool.extract_all` on a thread given ``seconds`` to finish (a
+    reader stuck in this process would hold the test for an hour)."""
+    outcomes: dict[str, Extracted] = {}
+
+    def run() -> None:
+        outcomes.update((Path(o.path).name, o) for o in pool.extract_all(jobs, limits, workers, reader=stuck_reader))
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), "still reading"
+    return outcomes
 
 
 def _files(folder: Path, n: int, bad: int) -> list[str]:
@@ -86,3 +116,48 @@ def test_a_reader_that_crashes_costs_its_file_and_only_the_files_it_may_have_sta
     retried = [r.getMessage() for r in caplog.records if "retrying" in r.getMessage()]
     # two tasks of two files: the one that crashed and the one queued behind it
     assert retried == ["a reader process crashed; retrying 4 files one at a time"]
+
+
+def test_a_small_run_reads_a_pdf_in_a_reader_process_which_is_ended_when_stuck_in_c(tmp_path):
+    # Fewer files than MIN_FILES_FOR_POOL: the text files are read in this process, the PDF in a reader process
+    # (in this one, a parser stuck in C code would never see its budget's interruption)
+    paths = _files(tmp_path, 3, bad=-1)
+    stuck = tmp_path / "stuck.pdf"
+    stuck.write_bytes(b"%PDF-1.4 whose parser never returns")
+    jobs = [(p, None) for p in [*paths, str(stuck)]]
+    assert len(jobs) < pool.MIN_FILES_FOR_POOL
+    outcomes = _extract_in_thread(jobs, Limits(read_seconds=1), workers=2, seconds=30)
+    assert (outcomes["stuck.pdf"].status, outcomes["stuck.pdf"].reason) == ("skipped", "took longer than 1 s to read")
+    assert [outcomes[Path(p).name].status for p in paths] == ["indexed"] * 3
+
+
+def test_a_file_past_its_budget_is_charged_it_once(tmp_path):
+    # Its reader process is ended a grace period after the budget; the watchdog's last words name the file, which is
+    # recorded, not read again alone in a fresh process to find it (twice the budget, and a third process started)
+    paths = _files(tmp_path, 20, bad=-1)
+    stuck = tmp_path / "stuck.pdf"
+    stuck.write_bytes(b"%PDF-1.4 whose parser never returns")
+    budget = 5.0
+    started = time.monotonic()
+    outcomes = _extract_in_thread([(p, None) for p in [*paths, str(stuck)]], Limits(read_seconds=budget), workers=1,
+                                  seconds=60)
+    seconds = time.monotonic() - started
+    assert (outcomes["stuck.pdf"].status, outcomes["stuck.pdf"].reason) == ("skipped", "took longer than 5 s to read")
+    assert [outcomes[Path(p).name].status for p in paths] == ["indexed"] * 20
+    assert len((tmp_path / "starts").read_text().split()) == 1
+    assert seconds < 2 * (budget + GRACE_SECONDS), seconds
+
+
+def test_a_small_run_prepares_every_document_in_the_indexer_where_its_model_is_loaded(tmp_path):
+    from tests import docgen
+
+    paths = [*_files(tmp_path, 2, bad=-1), str(docgen.make_pdf(tmp_path))]
+    prepared: list[tuple[str, int]] = []
+
+    def prepare(outcomes: list[Extracted]) -> list[Extracted]:  # a closure: it could not be sent to a reader
+        prepared.extend((Path(o.path).name, os.getpid()) for o in outcomes)
+        return outcomes
+
+    outcomes = list(pool.extract_all([(p, None) for p in paths], Limits(), workers=1, prepare=prepare))
+    assert sorted(o.status for o in outcomes) == ["indexed"] * 3
+    assert sorted(prepared) == sorted((Path(p).name, os.getpid()) for p in paths)

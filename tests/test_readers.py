@@ -47,6 +47,14 @@ def test_every_reader_has_a_sample() -> None:
     assert {reader.name for reader in ALL_READERS} == set(docgen.SAMPLES) == set(docgen.EXPECTED)
 
 
+def test_files_for_a_parser_in_c_are_read_in_a_reader_process() -> None:
+    # every reader says where it may run (engine.ingest.pool reads a small run's isolated files in a reader process)
+    assert all(isinstance(reader.isolate, bool) for reader in ALL_READERS)
+    isolated = {ext for ext in (".pdf", ".docx", ".pptx", ".odt", ".epub", ".html", ".gz", ".txt", ".md", ".rtf",
+                                ".unknown") if readers.isolated(Path("x" + ext))}
+    assert isolated == {".pdf", ".docx", ".pptx", ".odt", ".epub", ".html", ".gz"}
+
+
 @pytest.mark.parametrize("reader", ALL_READERS, ids=lambda r: r.name)
 def test_reads_its_sample(reader: Reader, tmp_path: Path) -> None:
     sentence, title = docgen.EXPECTED[reader.name]

@@ -6,13 +6,14 @@ next Python instruction: enough for parsers written in Python (a cubic regex, a 
 parser stuck in C code never reaches one, so in a reader process, which the indexer can replace, a watchdog ends the
 whole process a grace period later, or as soon as the process holds more memory than the budget allows (pdfium grew
 by 250 MB a second on a 4 KB PDF). Before ending it, the watchdog writes why to the file :func:`last_words_to` named,
-where the pool reads it (``engine.ingest.pool``). In the indexer's own process (runs of a few files) only the
-interruption is open.
+where the pool reads it (``engine.ingest.pool``). In the indexer's own process (the files of runs of a few files
+whose reader is in Python: ``Reader.isolate``) only the interruption is open.
 """
 
 from __future__ import annotations
 
 import ctypes
+import json
 import math
 import os
 import threading
@@ -58,9 +59,10 @@ def over_memory_reason(limit: int) -> str:
 @dataclass
 class _Watch:
     """A file being read in ``thread``: its deadline and, where the process may be ended (``kill``), the resident
-    memory it may reach."""
+    memory it may reach; ``what``: the file, as the last words name it."""
 
     thread: int
+    what: str
     seconds: float
     deadline: float
     kill: bool
@@ -82,9 +84,10 @@ class _Watchdog:
         self.thread: threading.Thread | None = None
         self.last_words: Path | None = None
 
-    def start(self, limits: Limits, kill: bool) -> None:
+    def start(self, limits: Limits, kill: bool, what: str) -> None:
         seconds = limits.read_seconds
-        watch = _Watch(threading.get_ident(), seconds, time.monotonic() + seconds, kill, limits.max_reader_bytes)
+        watch = _Watch(threading.get_ident(), what, seconds, time.monotonic() + seconds, kill,
+                       limits.max_reader_bytes)
         with self.changed:
             self.watches[watch.thread] = watch
             if self.thread is None:
@@ -107,9 +110,9 @@ class _Watchdog:
                 rss = _resident_bytes() if any(w.kill for w in self.watches.values()) else 0
                 for watch in self.watches.values():
                     if watch.kill and rss > watch.memory:
-                        self._end(over_memory_reason(watch.memory))
+                        self._end(watch, over_memory_reason(watch.memory))
                     if watch.kill and now >= watch.deadline + GRACE_SECONDS:
-                        self._end(over_budget_reason(watch.seconds))
+                        self._end(watch, over_budget_reason(watch.seconds))
                     if not watch.raised and now >= watch.deadline:
                         watch.raised = True
                         _async_raise(watch.thread, OverBudget)
@@ -120,9 +123,9 @@ class _Watchdog:
                 self.wakes_at = min(due, default=math.inf)
                 self.changed.wait(None if self.wakes_at == math.inf else self.wakes_at - now)
 
-    def _end(self, reason: str) -> None:
+    def _end(self, watch: _Watch, reason: str) -> None:
         if self.last_words is not None:
-            self.last_words.write_text(reason, encoding="utf-8")
+            self.last_words.write_text(json.dumps({"path": watch.what, "reason": reason}), encoding="utf-8")
         os._exit(OVER_BUDGET_EXIT)
 
 
@@ -149,14 +152,24 @@ def _resident_bytes() -> int:
 
 
 def last_words_to(path: Path | None) -> None:
-    """Have this process's watchdog write why it ends the process to ``path`` before it does (None: nowhere)."""
+    """Have this process's watchdog write which file it ends the process over, and why, to ``path`` before it does
+    (None: nowhere); :func:`last_words` reads them."""
     _WATCHDOG.last_words = path
 
 
-def within_budget(limits: Limits, kill: bool, read: Callable[[], T]) -> T:
+def last_words(path: Path) -> tuple[str, str] | None:
+    """(file, reason) a watchdog wrote to ``path`` before ending its process, or None if it wrote nothing there."""
+    try:
+        said = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return said["path"], said["reason"]
+
+
+def within_budget(limits: Limits, kill: bool, read: Callable[[], T], what: str = "") -> T:
     """``read()`` within ``limits.read_seconds``, or ReadError("took longer than N s to read"). With ``kill`` (only in
     a reader process) the process ends with :data:`OVER_BUDGET_EXIT` if ``read`` has not stopped ``GRACE_SECONDS``
-    later, or once the process's resident memory passes ``limits.max_reader_bytes``.
+    later, or once the process's resident memory passes ``limits.max_reader_bytes``; its last words name ``what``.
 
     A function rather than a context manager: an interruption lands at a call or a backward jump, and here every such
     point from the start of the watch to its end is inside a ``try`` that takes it. Around a ``with`` body the one
@@ -166,7 +179,7 @@ def within_budget(limits: Limits, kill: bool, read: Callable[[], T]) -> T:
     over = False
     try:
         try:
-            _WATCHDOG.start(limits, kill)
+            _WATCHDOG.start(limits, kill, what)
             result = read()
         except OverBudget:
             over = True

@@ -11,6 +11,7 @@ import ctypes
 import logging
 import multiprocessing
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -19,12 +20,16 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
+from filelock import FileLock, Timeout
+
 from engine.errors import ReadError
-from engine.ingest.budget import last_words_to, within_budget
+from engine.ingest.budget import last_words, last_words_to, within_budget
 from engine.ingest.extract import Extracted, extract
+from engine.ingest.readers import isolated
 from engine.ingest.readers.base import Limits
 
 log = logging.getLogger(__name__)
@@ -39,12 +44,24 @@ IN_FLIGHT_BYTES = 64 << 20
 # (docs/decisions/0008-reader-pool-sizes.md).
 TASK_FILES = 8
 TASK_BYTES = 1 << 20
-# Below this many files, the start-up cost of worker processes (about half a second) is not worth it.
+# Below this many files, the start-up cost of worker processes (about half a second) is not worth it for files whose
+# reader the time budget can stop in any process; the others are read in a reader process all the same
+# (docs/decisions/0008-reader-pool-sizes.md).
 MIN_FILES_FOR_POOL = 16
 # How often a reader process checks that the indexer that started it still runs (see _die_with_parent).
 PARENT_CHECK_SECONDS = 0.5
 # prctl(2) option: a signal the kernel sends this process when its parent ends.
 _PR_SET_PDEATHSIG = 1
+# A reader process's last words, in the run's folder, are in the file of this name and its pid.
+_LAST_WORDS = "last-words-"
+# A run's reader processes keep their temporary files (a compressed file unpacked, an archive's member) and last words
+# in a folder of the run's own, named with this prefix, which the run removes after them: a reader ended mid-file
+# cannot remove what it made. The run holds the lock file in it, so that a later run can tell the folder of an
+# indexer that was killed (its lock is free) and remove it.
+SCRATCH_PREFIX = "quire-reader-"
+_SCRATCH_LOCK = "in-use.lock"
+# A folder younger than this is left alone: its run may not have taken its lock yet.
+_SCRATCH_GRACE_SECONDS = 60
 
 
 def default_workers() -> int:
@@ -131,25 +148,77 @@ def _die_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="quire-parent-watch", daemon=True).start()
 
 
-def _start_reader(parent: int, last_words: Path | None) -> None:
-    """Initializer of a reader process: it ends with its parent, and its watchdog writes to ``last_words`` why it
-    ended it (``engine.ingest.budget``)."""
+def _start_reader(parent: int, folder: str) -> None:
+    """Initializer of a reader process: it ends with its parent, makes its temporary files in the run's ``folder``,
+    and its watchdog writes which file it ended it over, and why, to a file of its own there
+    (``engine.ingest.budget``)."""
     _die_with_parent(parent)
-    last_words_to(last_words)
+    tempfile.tempdir = folder
+    last_words_to(Path(folder) / f"{_LAST_WORDS}{os.getpid()}")
 
 
-def _readers(workers: int, last_words: Path | None = None) -> ProcessPoolExecutor:
-    """A pool of ``workers`` reader processes, started with ``spawn``, that end with this process; see
-    :func:`_start_reader` for ``last_words``."""
+@contextmanager
+def _scratch() -> Iterator[str]:
+    """A new folder for a run's reader processes (SCRATCH_PREFIX), removed with whatever they left in it."""
+    folder = tempfile.mkdtemp(prefix=SCRATCH_PREFIX)
+    lock = FileLock(os.path.join(folder, _SCRATCH_LOCK))
+    lock.acquire()
+    try:
+        yield folder
+    finally:
+        lock.release()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def sweep_scratch() -> None:
+    """Remove the reader folders (SCRATCH_PREFIX) that indexers killed before they could remove them left in the
+    temporary folder: those whose lock no process holds."""
+    try:
+        found = [Path(entry.path) for entry in os.scandir(tempfile.gettempdir())
+                 if entry.name.startswith(SCRATCH_PREFIX) and entry.is_dir(follow_symlinks=False)]
+    except OSError:
+        return
+    for folder in found:
+        try:
+            if time.time() - folder.stat().st_mtime < _SCRATCH_GRACE_SECONDS or not (folder / _SCRATCH_LOCK).exists():
+                continue  # just made, or not one of ours
+            lock = FileLock(str(folder / _SCRATCH_LOCK), timeout=0)
+            lock.acquire()
+        except (OSError, Timeout):
+            continue  # in use by a running indexer, or another user's
+        try:
+            log.info("removing %s, left by an indexer that was killed", folder)
+            shutil.rmtree(folder, ignore_errors=True)
+        finally:
+            lock.release()
+
+
+def _readers(workers: int, folder: str) -> ProcessPoolExecutor:
+    """A pool of ``workers`` reader processes, started with ``spawn``, that end with this process and leave their
+    last words in ``folder``."""
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_start_reader, initargs=(os.getpid(), last_words))
+                               initializer=_start_reader, initargs=(os.getpid(), folder))
+
+
+def _ended_over(folder: str) -> dict[str, str]:
+    """The files reader processes of ``folder`` were ended over, and why, from their last words (taken away)."""
+    ended = {}
+    for path in Path(folder).glob(f"{_LAST_WORDS}*"):
+        said = last_words(path)
+        if said is not None:
+            ended[said[0]] = said[1]
+        path.unlink(missing_ok=True)
+    return ended
 
 
 def read_task(reader: Reader, task: list[Job], limits: Limits, prepare: Prepare | None,
                kill: bool) -> list[Extracted]:
     """Read a task's files, each within the time and memory budget; ``kill``: this is a reader process, which may be
     ended when a file will not stop or takes too much memory (``engine.ingest.budget``)."""
-    outcomes = [_read_within(reader, path, limits, known, kill) for path, known in task]
+    return _prepared([_read_within(reader, path, limits, known, kill) for path, known in task], prepare)
+
+
+def _prepared(outcomes: list[Extracted], prepare: Prepare | None) -> list[Extracted]:
     if prepare is None:
         return outcomes
     try:
@@ -161,7 +230,7 @@ def read_task(reader: Reader, task: list[Job], limits: Limits, prepare: Prepare 
 
 def _read_within(reader: Reader, path: str, limits: Limits, known: str | None, kill: bool) -> Extracted:
     try:
-        return within_budget(limits, kill, lambda: reader(path, limits, known))
+        return within_budget(limits, kill, lambda: reader(path, limits, known), path)
     except ReadError as e:  # only the budget raises: a reader records a bad file's reason in its outcome
         return _declined(path, e.status, e.reason)
 
@@ -183,13 +252,40 @@ def extract_all(jobs: list[Job], limits: Limits, workers: int, reader: Reader = 
 
     Stops submitting when the consumer stops iterating (cancellation): what is in flight is read in vain.
     """
-    if workers <= 0 or len(jobs) < MIN_FILES_FOR_POOL:
-        for start in range(0, len(jobs), TASK_FILES):
-            yield from read_task(reader, jobs[start : start + TASK_FILES], limits, prepare, False)
+    sweep_scratch()
+    if workers <= 0:
+        yield from _here(jobs, limits, reader, prepare)
         return
+    if len(jobs) >= MIN_FILES_FOR_POOL:
+        yield from _pooled(jobs, limits, workers, reader, prepare)
+        return
+    # A few files: those the time budget can stop in this process are read here, the others (a parser in C, which
+    # only ending its process stops, or whose memory only a reader process's watchdog bounds) in reader processes.
+    # Those are prepared here, where the model is loaded already, rather than loading it in the reader process.
+    apart = [job for job in jobs if isolated(Path(job[0]))]
+    yield from _here([job for job in jobs if job not in apart], limits, reader, prepare)
+    for outcome in _pooled(apart, limits, min(workers, len(apart)), reader, None) if apart else ():
+        yield from _prepared([outcome], prepare)  # one at a time: the run can be cancelled between them
+
+
+def _here(jobs: list[Job], limits: Limits, reader: Reader, prepare: Prepare | None) -> Iterator[Extracted]:
+    """Read ``jobs`` in this process, a task at a time; the time budget interrupts a reader, but cannot end one in C."""
+    for start in range(0, len(jobs), TASK_FILES):
+        yield from read_task(reader, jobs[start : start + TASK_FILES], limits, prepare, False)
+
+
+def _pooled(jobs: list[Job], limits: Limits, workers: int, reader: Reader,
+            prepare: Prepare | None) -> Iterator[Extracted]:
+    """Read ``jobs`` in ``workers`` reader processes, replaced when one crashes or is ended by its watchdog."""
     pending = list(reversed(jobs))
+    with _scratch() as folder:
+        yield from _pooled_in(folder, pending, limits, workers, reader, prepare)
+
+
+def _pooled_in(folder: str, pending: list[Job], limits: Limits, workers: int, reader: Reader,
+               prepare: Prepare | None) -> Iterator[Extracted]:
     while pending:
-        executor = _readers(workers)
+        executor = _readers(workers, folder)
         window = _Window(workers)
         try:
             while pending or window.tasks:
@@ -206,19 +302,21 @@ def extract_all(jobs: list[Job], limits: Limits, workers: int, reader: Reader = 
             executor.shutdown(wait=True)
         except BrokenProcessPool:
             executor.shutdown(wait=False, cancel_futures=True)
-            yield from _after_crash(window, pending, limits, reader, prepare)
+            yield from _after_crash(window, pending, limits, reader, prepare, folder)
         finally:
             executor.shutdown(wait=False, cancel_futures=True)
 
 
-def _after_crash(window: _Window, pending: list[Job], limits: Limits, reader: Reader,
-                 prepare: Prepare | None) -> Iterator[Extracted]:
+def _after_crash(window: _Window, pending: list[Job], limits: Limits, reader: Reader, prepare: Prepare | None,
+                 folder: str) -> Iterator[Extracted]:
     """A worker died (segfault, out of memory, or ended by its watchdog) reading one of the files it had been handed.
 
     Workers take tasks in submission order, and only the first ``workers + 1`` unfinished ones (those in the
-    workers' hands and the one queued beside them) can have been started: each of their files is retried alone, and
-    the one that kills its worker again is recorded as failed, or with the reason its watchdog gave for ending it (too
-    slow, too much memory). The later tasks were never read; their files go back to the queue for the next pool.
+    workers' hands and the one queued beside them) can have been started. A watchdog that ended its process named
+    the file in its last words: that file is recorded with its reason (too slow, too much memory), once, and the other
+    suspects go back to the queue for the next pool. Otherwise (a crash) each suspect is retried alone, and the one
+    that kills its worker again is recorded as failed. The later tasks were never read; their files go back to the
+    queue.
     """
     unfinished: list[list[Job]] = []
     for future, (task, _) in window.tasks.items():
@@ -227,37 +325,44 @@ def _after_crash(window: _Window, pending: list[Job], limits: Limits, reader: Re
         else:
             unfinished.append(task)
     suspects = [job for task in unfinished[: window.workers + 1] for job in task]
+    later = [job for task in unfinished[window.workers + 1 :] for job in task]
+    ended = _ended_over(folder)
+    innocent = [job for job in suspects if job[0] not in ended]
+    for path, _ in suspects:
+        if path in ended:
+            yield _ended(path, ended[path])
+    if len(innocent) < len(suspects):
+        pending.extend(reversed(innocent + later))
+        return
     log.warning("a reader process crashed; retrying %d files one at a time", len(suspects))
-    pending.extend(reversed([job for task in unfinished[window.workers + 1 :] for job in task]))
-    yield from _one_at_a_time(suspects, limits, reader, prepare)
+    pending.extend(reversed(later))
+    yield from _one_at_a_time(suspects, limits, reader, prepare, folder)
 
 
-def _one_at_a_time(jobs: list[Job], limits: Limits, reader: Reader, prepare: Prepare | None) -> Iterator[Extracted]:
+def _one_at_a_time(jobs: list[Job], limits: Limits, reader: Reader, prepare: Prepare | None,
+                   folder: str) -> Iterator[Extracted]:
     """Read each file as a task of its own in one reader process, so that a file that ends it is known; the process
     is replaced only then (a process per file cost a second and more each, 24 s for the 16 files beside a glyph
-    bomb). A process ended by its watchdog leaves the reason in a file of its own."""
+    bomb)."""
     single: ProcessPoolExecutor | None = None
-    with tempfile.TemporaryDirectory(prefix="quire-reader-") as folder:
-        last_words = Path(folder) / "last-words"
-        try:
-            for path, known in jobs:
-                if single is None:
-                    single = _readers(1, last_words)
-                try:
-                    outcome = single.submit(read_task, reader, [(path, known)], limits, prepare, True).result()[0]
-                except BrokenProcessPool:
-                    single.shutdown(wait=False, cancel_futures=True)
-                    single = None
-                    outcome = _ended(path, last_words.read_text(encoding="utf-8") if last_words.exists() else None)
-                    last_words.unlink(missing_ok=True)
-                yield outcome
-        finally:
-            if single is not None:
-                single.shutdown(wait=True)
+    try:
+        for path, known in jobs:
+            if single is None:
+                single = _readers(1, folder)
+            try:
+                outcome = single.submit(read_task, reader, [(path, known)], limits, prepare, True).result()[0]
+            except BrokenProcessPool:
+                single.shutdown(wait=False, cancel_futures=True)
+                single = None
+                outcome = _ended(path, _ended_over(folder).get(path))
+            yield outcome
+    finally:
+        if single is not None:
+            single.shutdown(wait=True)
 
 
 def _ended(path: str, why: str | None) -> Extracted:
-    """The outcome for a file whose reader process ended while reading it alone; ``why``: what its watchdog said."""
+    """The outcome for a file whose reader process ended while reading it; ``why``: what its watchdog said."""
     if why:
         log.error("reading %s was stopped: %s", path, why)
         return _declined(path, "skipped", why)

@@ -41,9 +41,12 @@ class Reclaimed:
 
 
 def prepare(conn: sqlite3.Connection) -> None:
-    """Make a new database incremental; run before its first table is created (on one that has tables, SQLite
-    only records the wish, which the next VACUUM carries out)."""
-    conn.execute(f"PRAGMA auto_vacuum={AUTO_VACUUM_INCREMENTAL}")
+    """Make a new database incremental; run before its first table is created. A database that has tables is left
+    alone (:func:`reclaim` turns an old one incremental when it vacuums it): setting the pragma there wrote to it
+    on every open, even when it was incremental already, and an open that writes makes a concurrent indexing run's
+    transaction stale, which SQLite fails at once with "database is locked"."""
+    if conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is None:
+        conn.execute(f"PRAGMA auto_vacuum={AUTO_VACUUM_INCREMENTAL}")
 
 
 def reclaim(conn: sqlite3.Connection, path: Path) -> Reclaimed:

@@ -28,6 +28,7 @@ __all__ = [
     "Limits",
     "Reader",
     "check_size",
+    "isolated",
     "read",
     "reader_for_extension",
     "readers",
@@ -111,6 +112,14 @@ def _pick(path: Path) -> Reader:
     if text.looks_binary(head):
         raise ReadError("binary file", status="skipped")
     return text.PLAIN
+
+
+def isolated(path: Path) -> bool:
+    """Whether ``path`` goes to a reader that must run in a reader process (``Reader.isolate``): a parser in C that
+    the time budget cannot interrupt, or whose memory only a reader process's watchdog bounds. A file of no known
+    format is read as text, or declined, in any process."""
+    reader = reader_for_extension(path)
+    return reader is not None and getattr(reader, "isolate", True)  # a plug-in that does not say is isolated
 
 
 def read(path: Path, limits: Limits = DEFAULT_LIMITS) -> Document:

@@ -51,8 +51,6 @@ class Limits:
     max_sentences: int = 50_000
     read_seconds: float = 120.0
     max_reader_bytes: int = 4_000_000_000
-    read_seconds: float = 120.0
-    max_reader_bytes: int = 4_000_000_000
     ignore: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -61,6 +59,11 @@ class Reader(Protocol):
 
     name: str
     extensions: tuple[str, ...]
+    # True when the reader hands the file to a parser that can run in C for long or grow memory without bound
+    # (pdfium, lxml, expat): such a file is always read in a reader process, which can be ended, however few files
+    # a run has. False for readers in Python of our own, which the time budget interrupts in any process
+    # (``engine.ingest.pool``, docs/decisions/0012-reader-time-budget.md).
+    isolate: bool
 
     def read(self, path: Path, limits: Limits) -> Document:
         """Extract the text of ``path``."""

@@ -34,6 +34,7 @@ class CompressedReader:
     """Files compressed whole with gzip, bzip2 or xz, read as the file inside."""
 
     name = "compressed"
+    isolate = True  # the file inside may be any format; unpacking runs in C
     extensions = tuple(_OPENERS)
 
     def read(self, path: Path, limits: Limits) -> Document:

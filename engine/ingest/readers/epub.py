@@ -17,6 +17,7 @@ class EpubReader:
     """EPUB 2 and 3; the navigation document (a table of contents) is left out, it only repeats headings."""
 
     name = "epub"
+    isolate = True  # ebooklib parses with lxml, in C
     extensions = (".epub",)
 
     def read(self, path: Path, limits: Limits) -> Document:

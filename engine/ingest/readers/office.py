@@ -58,6 +58,7 @@ class DocxReader:
     """Word documents: body paragraphs and table cells in order; headers, footers and comments are left out."""
 
     name = "docx"
+    isolate = True  # python-docx parses with lxml, in C
     extensions = (".docx",)
 
     def read(self, path: Path, limits: Limits) -> Document:
@@ -92,6 +93,7 @@ class PptxReader:
     """PowerPoint slides, with the slide number as page; speaker notes count as the slide's text."""
 
     name = "pptx"
+    isolate = True  # python-pptx parses with lxml, in C
     extensions = (".pptx",)
 
     def read(self, path: Path, limits: Limits) -> Document:
@@ -129,6 +131,7 @@ class OdtReader:
     """OpenDocument text (LibreOffice Writer)."""
 
     name = "odt"
+    isolate = True  # odfpy parses with expat, in C
     extensions = (".odt",)
 
     def read(self, path: Path, limits: Limits) -> Document:

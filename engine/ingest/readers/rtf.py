@@ -173,6 +173,7 @@ class RtfReader:
     r"""RTF documents; every paragraph (\par) is a block."""
 
     name = "rtf"
+    isolate = False  # a tokenizer of our own in one linear pass, in Python: the time budget stops it
     extensions = (".rtf",)
 
     def read(self, path: Path, limits: Limits) -> Document:

@@ -169,6 +169,7 @@ class TextReader:
 
     name = "text"
     label = "text file"
+    isolate = False  # our own code in Python (charset_normalizer looks at a sample): the time budget stops it
     extensions = tuple(
         ".txt .text .log .csv .tsv .py .pyi .js .mjs .jsx .ts .tsx .java .kt .scala .c .h .cc .cpp .cxx .hpp .cs"
         " .go .rs .rb .php .pl .lua .r .swift .sh .bash .zsh .ps1 .bat .json .jsonl .yaml .yml .toml .ini .cfg"

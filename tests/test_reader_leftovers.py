@@ -1,0 +1,81 @@
+"""Reader processes leave nothing in the temporary folder (issue 33): a reader ended mid-file cannot remove what it
+unpacked there, nor can an indexer killed with SIGKILL remove its readers' folder. Each run's readers work in a folder
+of the run's own, removed after them, and a later run removes the folders of indexers that were killed."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests import docgen
+from tests.measured import index_measured
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def gzipped_glyph_bomb(docs: Path) -> Path:
+    """The glyph bomb PDF compressed with gzip: its reader unpacks it into a temporary folder, then grows in pdfium."""
+    pdf = docgen.make_glyph_bomb_pdf(docs, 6, 12)
+    packed = docs / "glyphs.pdf.gz"
+    packed.write_bytes(gzip.compress(pdf.read_bytes()))
+    pdf.unlink()
+    return packed
+
+
+@pytest.fixture
+def tmpdir_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty temporary folder of the test's own, TMPDIR for the indexers it starts."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setenv("TMPDIR", str(folder))
+    return folder
+
+
+def test_a_reader_ended_mid_file_leaves_nothing_behind(tmp_path: Path, tmpdir_env: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "keeper.txt").write_text(docgen.TEXT_SENTENCE)
+    gzipped_glyph_bomb(docs)
+    limits = {"read_seconds": 20.0, "max_reader_bytes": 600_000_000}
+    run = index_measured(docs, tmp_path / "index", limits, workers=1)
+    assert run.files["glyphs.pdf.gz"]["reason"] == "needed more than 600 MB of memory to read"
+    assert run.files["keeper.txt"]["status"] == "indexed"
+    assert sorted(p.relative_to(tmpdir_env).as_posix() for p in tmpdir_env.rglob("*")) == []
+
+
+def test_the_next_run_removes_what_a_killed_indexer_left(tmp_path: Path, tmpdir_env: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "keeper.txt").write_text(docgen.TEXT_SENTENCE)
+    bomb = gzipped_glyph_bomb(docs)
+    indexer = subprocess.Popen([sys.executable, "-m", "app.cli", "index", str(docs), "--db", str(tmp_path / "index")],
+                               cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not any(tmpdir_env.rglob("glyphs.pdf")) and indexer.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert any(tmpdir_env.rglob("glyphs.pdf")), "the reader never unpacked the file"
+        indexer.send_signal(signal.SIGKILL)  # its reader ends with it, mid-file
+        indexer.wait(timeout=30)
+    finally:
+        if indexer.poll() is None:
+            indexer.kill()
+    time.sleep(1)  # the reader's end (the kernel's parent-death signal)
+    left = list(tmpdir_env.iterdir())
+    assert left
+    hour_ago = time.time() - 3600  # left by a run killed long ago, not one starting now
+    for path in left:
+        os.utime(path, (hour_ago, hour_ago))
+    bomb.unlink()
+    run = index_measured(docs, tmp_path / "index", {}, workers=1)
+    assert run.files["keeper.txt"]["status"] == "indexed"
+    assert sorted(p.relative_to(tmpdir_env).as_posix() for p in tmpdir_env.rglob("*")) == []
