@@ -39,7 +39,8 @@ from engine.search.calibration import Calibration, calibrate, prior
 from engine.search.like import LikeQuery, LikeSource, like_query
 from engine.search.results import Mode, SearchResponse, SearchResult
 from engine.search.searcher import CollectionStatistics, Searcher, query_stems
-from engine.store.database import DB_NAME, DerivedVectors, Store, reporting_damage
+from engine.store.connection import reporting_damage
+from engine.store.database import DB_NAME, DerivedVectors, Store
 from engine.store.files import remove_leftovers
 from engine.store.filters import Filters
 from engine.store.vectors import LEFTOVERS, VectorIndex

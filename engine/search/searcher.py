@@ -29,8 +29,9 @@ from engine.search.calibration import MIN_SENTENCES, Calibration
 from engine.search.results import Explanation, Highlight, MatchedTerm, Mode, SearchResponse, SearchResult
 from engine.store.bm25 import WordStatistics
 from engine.store.bm25 import idf as bm25_idf
-from engine.store.database import SCAN_PARTS, Store
+from engine.store.database import Store
 from engine.store.filters import Filters, matching_documents
+from engine.store.scans import SCAN_PARTS
 from engine.store.vectors import VectorIndex
 from engine.text import terms as T
 from engine.text.sentences import split_sentences

@@ -2,32 +2,38 @@
 
 from __future__ import annotations
 
-import errno
-import json
 import logging
-import os
-import queue
 import sqlite3
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import numpy as np
 import sqlite_utils
 from filelock import FileLock
 
-from engine.errors import Cancelled, ConfigError, IndexDamagedError, IndexReadOnlyError, QuireError
+from engine.errors import Cancelled, IndexDamagedError, IndexReadOnlyError, QuireError
 from engine.ingest.documents import NewDocument
-from engine.store import postings, schema, space
+from engine.store import meta, postings, scans, schema, space
 from engine.store.bm25 import WordIndex, WordStatistics
 from engine.store.chunks import in_chunks
+from engine.store.connection import (
+    READ_ONLY_ERRNOS,
+    cannot_create,
+    connect,
+    empty_file,
+    has_log,
+    make_folder,
+    reporting_damage,
+    tune,
+    why_unwritable,
+)
+from engine.store.counts import Counts
+from engine.store.scans import FtsScans
 from engine.text.paths import from_column, to_column
 
 log = logging.getLogger(__name__)
@@ -36,9 +42,6 @@ DB_NAME = "index.db"
 # Vectors are stored as float16: half the bytes of float32 for a cosine error of about 1e-3, far below the
 # differences that change a ranking. They are the source of truth the HNSW index is rebuilt from.
 VECTOR_DTYPE = np.float16
-# Page cache per connection (SQLite's negative cache_size is in KiB) and memory-mapped read window.
-SQLITE_CACHE_KB = 64 * 1024
-SQLITE_MMAP_BYTES = 256 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -68,22 +71,9 @@ class DerivedVectors:
     reach: int
 
 
-# Errors of creating a file in a folder that say it is read-only, or not this account's to write: an index there
-# is opened read-only.
-READ_ONLY_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
-
 # Opening waits this long for another connection's schema set-up (a migration of a large index takes seconds).
 SCHEMA_LOCK_SECONDS = 120
 
-
-# A BM25 scan of many passages may be split by passage id into up to this many parts, each scored by its own
-# connection on its own core (SQLite releases the GIL while it works): FTS5's bm25() costs ~2.3 us per matching
-# passage, so a common query's scan is CPU-bound, and on the 3.09M-sentence corpus two parts on two cores took it
-# from 79-124 ms to 50-80 ms with the same rows.
-SCAN_PARTS = max(1, min(4, os.cpu_count() or 1))
-
-# Counts kept between queries (Store._counts) before the cache starts over.
-COUNT_CACHE_ENTRIES = 50_000
 
 
 class Store:
@@ -97,38 +87,33 @@ class Store:
         path = self.path = folder / DB_NAME
         if not path.exists() and not create:
             raise QuireError(f"no index at {folder}")
-        if _empty_file(path):
+        if empty_file(path):
             # SQLite takes a 0-byte file for a new database: an index truncated to nothing would answer nothing
             if not create:
                 raise IndexDamagedError(f"the index database {path} is empty (0 bytes): it was truncated, or the run "
                                         f"that made it was killed at once; re-index with `quire index PATH`")
             log.warning("the index database %s was empty (0 bytes); starting a new index", path)
         if create:
-            _make_folder(folder)
+            make_folder(folder)
         schema_lock = folder / "schema.lock"
         # An index on a read-only mount (or in a folder this account may not write) is still searched: opened
         # read-only, with no lock file and no schema set-up. A folder with no index in it must be writable.
-        unwritable = _cannot_create(schema_lock)
+        unwritable = cannot_create(schema_lock)
         if unwritable is not None and path.exists() and unwritable.errno not in READ_ONLY_ERRNOS:
             raise QuireError(f"cannot use the index folder {folder}: {schema_lock.name}: "
                              f"{unwritable.strerror or unwritable}") from unwritable
-        if unwritable is not None and (not path.exists() or _empty_file(path)):
-            raise IndexReadOnlyError(f"cannot make an index in {folder}: {_why_unwritable(folder, unwritable)}; "
+        if unwritable is not None and (not path.exists() or empty_file(path)):
+            raise IndexReadOnlyError(f"cannot make an index in {folder}: {why_unwritable(folder, unwritable)}; "
                                      f"choose a folder you can write to")
         #: True when the folder cannot be written: searches work, every write raises IndexReadOnlyError
         self.read_only = unwritable is not None
         if self.read_only:
             log.info("%s cannot be written (%s): opening the index read-only", folder, unwritable)
-        # connections and threads of split BM25 scans (:meth:`bm25`), made when a scan first needs them
-        self._readers: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
-        self._opened_readers: list[sqlite3.Connection] = []
-        self._scans: ThreadPoolExecutor | None = None
-        self._scans_lock = threading.Lock()
         with reporting_damage(path):
             self.db = sqlite_utils.Database(self._connect())
-        # counts every query needs, kept while the database is unchanged (:meth:`_counts`)
-        self._cache: dict[str, int] = {}
-        self._cache_version: tuple[int, int] | None = None
+        # counts every query needs, kept while the database is unchanged
+        self._counts = Counts(self.db.conn)
+        self._scans = FtsScans(self.db.conn, self._connect, self._counts)
         self._words = WordIndex()
         self._derived: dict[str, DerivedVectors] = {}  # methods whose vectors are computed, not stored
         try:
@@ -146,33 +131,19 @@ class Store:
             raise
 
     def _connect(self) -> sqlite3.Connection:
-        """A connection to the database; read-only (``mode=ro``) when the folder cannot be written.
-
-        check_same_thread=False: the app's search worker and indexing worker each use their own Store, but a Store
-        may be created on one thread and used on another.
-        """
-        if not self.read_only:
-            return sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
-        uri = "file:" + quote(os.fsencode(os.path.abspath(self.path))) + "?mode=ro"
-        if not _has_log(self.path):
-            # A WAL database is read through its -shm file, which a read-only folder cannot hold; with no log
-            # (the last writer closed cleanly) nothing outside the file is needed, so SQLite may take it as
-            # immutable. A log left beside it is read in mode=ro through its existing -shm.
-            uri += "&immutable=1"
-        conn = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=30)
-        conn.execute("PRAGMA query_only=ON")
-        return conn
+        """A connection to the database (:func:`engine.store.connection.connect`)."""
+        return connect(self.path, read_only=self.read_only)
 
     def _check_schema(self, folder: Path) -> None:
         """What :meth:`_set_up` checks, for a database opened read-only: its schema must need no change."""
         try:
-            _tune(self.db.conn)
+            tune(self.db.conn)
             version = self.get_meta("schema_version")
         except sqlite3.OperationalError as e:
             if "no such table" in str(e):
                 raise IndexDamagedError(f"the index database {self.path} holds no index ({e}); re-index with "
                                         f"`quire index PATH` in a folder you can write to") from e
-            if not _has_log(self.path):
+            if not has_log(self.path):
                 raise QuireError(f"cannot read the index database {self.path}: {e}") from e
             raise IndexReadOnlyError(
                 f"the index at {folder} cannot be read where it is: its folder is read-only and its write-ahead log "
@@ -190,7 +161,7 @@ class Store:
         self.db.enable_wal()
         self.db.execute("PRAGMA synchronous=NORMAL")  # WAL stays consistent; a power cut may lose the last commits
         self.db.execute("PRAGMA foreign_keys=OFF")
-        _tune(self.db.conn)
+        tune(self.db.conn)
         migrated = False
         with self.db.atomic():
             schema.create(self.db)
@@ -217,29 +188,17 @@ class Store:
 
     def close(self) -> None:
         """Close the connections (the main one last, checkpointing the WAL)."""
-        if self._scans is not None:
-            self._scans.shutdown()
-        for reader in self._opened_readers:
-            reader.close()
+        self._scans.close()
         self.db.conn.close()
 
     # -- meta -------------------------------------------------------------------------------------------------
     def get_meta(self, key: str, default: Any = None) -> Any:
         """A JSON value stored under ``key``."""
-        row = self.db.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchone()
-        return json.loads(row[0]) if row else default
+        return meta.get(self.db.conn, key, default)
 
     def set_meta(self, key: str, value: Any) -> None:
         """Store a JSON value (in the caller's transaction, if any)."""
-        self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", [key, json.dumps(value)])
-
-    def _next_id(self, key: str, table: str, count: int) -> int:
-        """Reserve ``count`` ids; ids are never reused, so an HNSW label always means one sentence."""
-        stored = self.get_meta(key)
-        if stored is None:
-            stored = (self.db.execute(f"SELECT max(id) FROM {table}").fetchone()[0] or 0) + 1
-        self.set_meta(key, stored + count)
-        return int(stored)
+        meta.put(self.db.conn, key, value)
 
     # -- roots ------------------------------------------------------------------------------------------------
     def add_roots(self, paths: Iterable[str]) -> None:
@@ -326,8 +285,9 @@ class Store:
                 f"SELECT id FROM documents WHERE path IN ({','.join('?' * len(docs))})", [to_column(d.path) for d in docs]
             )] if docs else []
             removed = self._delete_content(old_ids)
-            first_sentence = self._next_id("next_sentence_id", "sentences", n_sentences)
-            first_passage = self._next_id("next_passage_id", "passages", sum(len(d.passages) for d in docs))
+            first_sentence = meta.reserve_ids(self.db.conn, "next_sentence_id", "sentences", n_sentences)
+            first_passage = meta.reserve_ids(self.db.conn, "next_passage_id", "passages",
+                                             sum(len(d.passages) for d in docs))
             sentence_rows: list[tuple] = []
             passage_rows: list[tuple] = []
             fts_rows: list[tuple] = []
@@ -364,7 +324,7 @@ class Store:
             if table is not None:
                 _insert_vectors(conn, table, new_ids, vectors)
             self._insert_facets(facet_rows)
-            self._bump_generation()
+            meta.bump_generation(self.db.conn)
         return removed, new_ids
 
     def delete_paths(self, paths: Sequence[str]) -> list[int]:
@@ -405,12 +365,8 @@ class Store:
             self.db.execute("UPDATE documents SET sentences = 0 WHERE id = ?", [doc_id])
             removed.extend(ids)
         if removed:
-            self._bump_generation()
+            meta.bump_generation(self.db.conn)
         return removed
-
-    def _bump_generation(self) -> None:
-        """Count every change to the set of sentences; a vector index saved at another generation is stale."""
-        self.set_meta("generation", int(self.get_meta("generation", 0)) + 1)
 
     # -- sentences and vectors --------------------------------------------------------------------------------
     def vector_tables(self) -> list[str]:
@@ -428,7 +384,7 @@ class Store:
 
     def sentence_count(self) -> int:
         """Number of indexed sentences (kept between queries, as the other counts every query needs)."""
-        return self._count("sentences", "SELECT count(*) FROM sentences")
+        return self._counts.count("sentences", "SELECT count(*) FROM sentences")
 
     def sentences_by_id(self, ids: Sequence[int]) -> dict[int, dict]:
         """Sentence rows keyed by id."""
@@ -651,53 +607,12 @@ class Store:
     # -- lexical ----------------------------------------------------------------------------------------------
     def passage_count(self) -> int:
         """Number of passages (the N of BM25's IDF)."""
-        return self._count("passages", "SELECT count(*) FROM passages")
+        return self._counts.count("passages", "SELECT count(*) FROM passages")
 
     def bm25(self, match: str, limit: int | None, *, parts: int = 1) -> list[tuple[int, int, float]]:
-        """(passage id, document id, BM25 score, higher is better) of the best passages for an FTS5 query (``limit``
-        None: every matching passage).
-
-        ``parts`` > 1 splits the scan by passage id over that many connections (at most :data:`SCAN_PARTS`) and
-        keeps the best ``limit`` of their rows, best first, ties by id: for a query that matches many passages.
-        Every part's bm25() takes its statistics from the whole table, so the scores are the unsplit scan's.
-        """
-        parts = max(1, min(parts, SCAN_PARTS))
-        if parts > 1:
-            first = self._count("first passage", "SELECT coalesce(min(id), 0) FROM passages")
-            last = self._count("last passage", "SELECT coalesce(max(id), 0) FROM passages")
-            parts = min(parts, last - first + 1)
-        if parts <= 1:
-            return _bm25_rows(self.db.conn, match, limit)
-        bounds = [first + (last - first + 1) * i // parts for i in range(parts + 1)]
-        ranges = [(bounds[i], bounds[i + 1] - 1) for i in range(parts)]
-        readers = [self._reader() for _ in ranges[1:]]
-        try:
-            scans = [self._scan_pool().submit(_bm25_rows, c, match, limit, r) for c, r in zip(readers, ranges[1:])]
-            rows = _bm25_rows(self.db.conn, match, limit, ranges[0])
-            for scan in scans:
-                rows += scan.result()
-        finally:
-            for reader in readers:
-                self._readers.put(reader)
-        return sorted(rows, key=lambda r: (-r[2], r[0]))[:limit]  # [:None] keeps them all
-
-    def _reader(self) -> sqlite3.Connection:
-        """A connection for one part of a split scan: a free one, or a new one (readers never wait in WAL mode)."""
-        try:
-            return self._readers.get_nowait()
-        except queue.Empty:
-            reader = self._connect()
-            _tune(reader)
-            reader.execute("PRAGMA query_only=ON")
-            with self._scans_lock:
-                self._opened_readers.append(reader)
-            return reader
-
-    def _scan_pool(self) -> ThreadPoolExecutor:
-        with self._scans_lock:
-            if self._scans is None:
-                self._scans = ThreadPoolExecutor(SCAN_PARTS - 1, thread_name_prefix="quire-bm25")
-            return self._scans
+        """(passage id, document id, BM25 score, higher is better) of the best passages for an FTS5 query
+        (:meth:`engine.store.scans.FtsScans.bm25`)."""
+        return self._scans.bm25(match, limit, parts=parts)
 
     def word_index_ready(self) -> bool:
         """Whether the word index covers every passage (an index made before it existed has to build it first:
@@ -711,13 +626,13 @@ class Store:
         ``added``: (passage ids, scores) of quoted phrases that FTS5 scored, added first. The words' document
         frequencies are kept for :meth:`term_document_frequencies`. ``collection``: the statistics to score with, for
         a shard of a collection (:meth:`word_statistics` summed over the shards)."""
-        rows, df = self._words.scores(self.db.conn, self._version(), stems, limit, added, collection)
-        self._counts().update({"term:" + s: df.get(s, 0) for s in stems})
+        rows, df = self._words.scores(self.db.conn, self._counts.version(), stems, limit, added, collection)
+        self._counts.current().update({"term:" + s: df.get(s, 0) for s in stems})
         return rows
 
     def word_statistics(self, stems: Sequence[str]) -> WordStatistics:
         """This index's BM25 statistics for ``stems`` from the word index (which must be ready)."""
-        return self._words.statistics(self.db.conn, self._version(), stems)
+        return self._words.statistics(self.db.conn, self._counts.version(), stems)
 
     def build_word_index(self, *, batch: int = 5_000, progress: Callable[[int, int], None] | None = None,
                          cancel: threading.Event | None = None) -> None:
@@ -743,7 +658,7 @@ class Store:
                 if not rows:
                     postings.forget_unindexed(self.db.conn)
                     postings.compact(self.db.conn)
-                    self.db.execute("DELETE FROM meta WHERE key = ?", [postings.BACKFILL_META])
+                    meta.delete(self.db.conn, postings.BACKFILL_META)
                     return
                 texts = self.passage_texts([r[0] for r in rows])
                 postings.add(self.db.conn, [r[0] for r in rows], [r[1] for r in rows],
@@ -764,26 +679,6 @@ class Store:
         """Give the disk space of removed documents back (:func:`engine.store.space.reclaim`)."""
         return space.reclaim(self.db.conn, self.path)
 
-    def _version(self) -> tuple[int, int]:
-        """Changes when the database does: PRAGMA data_version moves when another connection commits,
-        total_changes when this one writes."""
-        return int(self.db.execute("PRAGMA data_version").fetchone()[0]), self.db.conn.total_changes
-
-    def _counts(self) -> dict[str, int]:
-        """A cache of counts that only a write changes (:meth:`_version`). Every query needs the collection's size
-        and its words' document frequencies, and on an index of millions of sentences each costs milliseconds to
-        count."""
-        version = self._version()
-        if version != self._cache_version or len(self._cache) > COUNT_CACHE_ENTRIES:
-            self._cache, self._cache_version = {}, version
-        return self._cache
-
-    def _count(self, key: str, sql: str) -> int:
-        cache = self._counts()
-        if key not in cache:
-            cache[key] = int(self.db.execute(sql).fetchone()[0])
-        return cache[key]
-
     def term_document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
         """Passages containing each (stemmed, as FTS5 stores it) term; terms in none are left out.
 
@@ -791,16 +686,14 @@ class Store:
         ms a query on the 3.09M-sentence corpus); kept while the database is unchanged, as typing a query asks for
         the same words at every keystroke.
         """
-        cache = self._counts()
+        cache = self._counts.current()
         missing = sorted({t for t in terms if "term:" + t not in cache})
         if missing and self.word_index_ready():
-            found = self._words.frequencies(self.db.conn, self._version(), missing)
+            found = self._words.frequencies(self.db.conn, self._counts.version(), missing)
             cache.update({"term:" + t: found.get(t, 0) for t in missing})
         elif missing:
-            found = dict(self.db.execute(
-                f"SELECT term, doc FROM passages_vocab WHERE term IN ({','.join('?' * len(missing))})", missing
-            ).fetchall())
-            cache.update({"term:" + t: int(found.get(t, 0)) for t in missing})
+            found = scans.document_frequencies(self.db.conn, missing)
+            cache.update({"term:" + t: found.get(t, 0) for t in missing})
         return {t: n for t in terms if (n := cache.get("term:" + t, 0))}
 
     def passages_of(self, passage_ids: Sequence[int]) -> dict[int, dict]:
@@ -834,7 +727,7 @@ class Store:
 
     def indexed_count(self) -> int:
         """Number of indexed documents (cheap: unlike :meth:`stats`, it does not count sentences)."""
-        return self._count("indexed", "SELECT count(*) FROM documents WHERE status = 'indexed'")
+        return self._counts.count("indexed", "SELECT count(*) FROM documents WHERE status = 'indexed'")
 
     def stats(self) -> dict[str, int]:
         """Counts for `status`: documents by status, sentences, passages."""
@@ -847,112 +740,10 @@ class Store:
         return out
 
 
-@contextmanager
-def reporting_damage(path: Path) -> Iterator[None]:
-    """Turn SQLite's report of a damaged database file at ``path`` into :class:`IndexDamagedError`, which says
-    what to do; other database errors pass unchanged."""
-    try:
-        yield
-    except sqlite3.DatabaseError as e:
-        # SQLITE_CORRUPT and its extended codes (an FTS5 table: _VTAB), SQLITE_NOTADB: not a database at all
-        if not getattr(e, "sqlite_errorname", "").startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
-            raise
-        raise IndexDamagedError(
-            f"the index database {path} is damaged ({e}); move the folder {path.parent} away (or delete it) and "
-            f"re-index with `quire index PATH`"
-        ) from e
-
-
-def _empty_file(path: Path) -> bool:
-    """Whether ``path`` is a database file of 0 bytes with no write-ahead log holding its pages."""
-    try:
-        if path.stat().st_size:
-            return False
-        wal = path.with_name(path.name + "-wal")
-        return not wal.exists() or wal.stat().st_size == 0
-    except OSError:
-        return False
-
-
-def _has_log(path: Path) -> bool:
-    """Whether the database at ``path`` has a write-ahead log holding pages (a writer is open, or was killed)."""
-    try:
-        return path.with_name(path.name + "-wal").stat().st_size > 0
-    except OSError:
-        return False
-
-
-def _make_folder(folder: Path) -> None:
-    """Create the index folder and its parents, or say in one line why it cannot be."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except FileExistsError as e:  # the path itself is a file
-        raise ConfigError(f"{folder} is a file, not a folder; give the index a folder of its own") from e
-    except NotADirectoryError as e:
-        file = next((p for p in folder.parents if p.is_file()), folder.parent)
-        raise ConfigError(f"cannot make the index folder {folder}: {file} is a file, not a folder; "
-                          f"choose another place for the index") from e
-    except OSError as e:
-        raise IndexReadOnlyError(f"cannot make the index folder {folder}: {_why_unwritable(folder, e)}; "
-                                 f"choose a folder you can write to") from e
-
-
-def _cannot_create(lock: Path) -> OSError | None:
-    """Why the file ``lock`` cannot be created or opened for writing in its folder, or None when it can.
-
-    Tried for real rather than asked of os.access: that answers for the real user id, and a folder in /proc says
-    it is writable, then refuses every new file with ENOENT (which filelock would retry until its timeout).
-    """
-    try:
-        os.close(os.open(lock, os.O_RDWR | os.O_CREAT, 0o644))
-    except OSError as e:
-        return e
-    return None
-
-
-def _why_unwritable(folder: Path, error: OSError) -> str:
-    """Why files cannot be made in ``folder``, in a few words: a read-only or virtual file system, permissions."""
-    probe = next((p for p in (folder, *folder.parents) if p.exists()), folder)
-    try:
-        read_only = bool(os.statvfs(probe).f_flag & os.ST_RDONLY)
-    except (OSError, AttributeError):  # no statvfs on Windows
-        read_only = False
-    if read_only or error.errno == errno.EROFS:
-        return f"{probe} is on a read-only file system"
-    if Path(os.path.abspath(probe)).parts[1:2] in (("proc",), ("sys",)):
-        return f"{probe} is in a virtual file system of the kernel, not on a disk"
-    if error.errno in (errno.EACCES, errno.EPERM):
-        return f"this account may not write in {probe}"
-    return error.strerror or str(error)
-
-
 def _document_row(row: dict) -> dict:
     """A documents row with its path as the file system knows it (engine.text.paths)."""
     row["path"] = from_column(row["path"])
     return row
-
-
-def _tune(conn: sqlite3.Connection) -> None:
-    """Cache and memory-map settings of every connection to an index.
-
-    Bulk writes touch the FTS5 and sentence b-trees all over: a 64 MB page cache (the default is 2 MB) keeps them in
-    memory, and reads of an index of millions of sentences go through the OS page cache via mmap.
-    """
-    conn.execute(f"PRAGMA cache_size={-SQLITE_CACHE_KB}")
-    conn.execute("PRAGMA temp_store=MEMORY")
-    conn.execute(f"PRAGMA mmap_size={SQLITE_MMAP_BYTES}")
-
-
-def _bm25_rows(conn: sqlite3.Connection, match: str, limit: int | None,
-               ids: tuple[int, int] | None = None) -> list[tuple[int, int, float]]:
-    """:meth:`Store.bm25` on one connection, over the passages with ids in the range ``ids`` (None: all)."""
-    within = " AND f.rowid BETWEEN ? AND ?" if ids else ""
-    rows = conn.execute(
-        "SELECT f.rowid, p.doc_id, -bm25(passages_fts) AS score FROM passages_fts f "
-        f"JOIN passages p ON p.id = f.rowid WHERE passages_fts MATCH ?{within} ORDER BY bm25(passages_fts) LIMIT ?",
-        [match, *(ids or ()), -1 if limit is None else limit],  # LIMIT -1: no limit
-    ).fetchall()
-    return [(int(r[0]), int(r[1]), float(r[2])) for r in rows]
 
 
 def _insert_vectors(conn: sqlite3.Connection, table: str, ids: np.ndarray, vectors: np.ndarray, *,
