@@ -40,9 +40,10 @@ from engine.search.like import LikeQuery, LikeSource, like_query
 from engine.search.results import Mode, SearchResponse, SearchResult
 from engine.search.searcher import CollectionStatistics, Searcher, query_stems
 from engine.store.connection import reporting_damage
-from engine.store.database import DB_NAME, DerivedVectors, Store
+from engine.store.database import DB_NAME, Store
 from engine.store.files import remove_leftovers
 from engine.store.filters import Filters
+from engine.store.vectorrows import DerivedVectors
 from engine.store.vectors import LEFTOVERS, VectorIndex
 from engine.text.paths import readable
 
@@ -303,7 +304,7 @@ class Index:
         """Forget files, or everything under folders; returns the number of files removed."""
         with self._writing():
             targets = [str(Path(os.path.abspath(p))) for p in paths]
-            doomed = sorted({d["path"] for t in targets for d in self.store.documents(t)})
+            doomed = sorted({d.path for t in targets for d in self.store.documents(t)})
             removed = self.store.delete_paths(doomed)
             self.store.remove_roots(targets)
             embedder = self._embedder()
@@ -439,7 +440,7 @@ class Index:
         """The content hash of each indexed document among ``paths``: a collection's merge folds copies of one file
         that other shards hold, as one index folds those it holds."""
         records = (self.store.document(path) for path in paths)
-        return {r["path"]: r["hash"] for r in records if r is not None and r["hash"]}
+        return {r.path: r.hash for r in records if r is not None and r.hash}
 
     @_reports_damage
     def like_query(self, source: LikeSource) -> LikeQuery:
@@ -467,7 +468,7 @@ class Index:
         rows: list[dict | None] = []
         for result in results:
             doc = self.store.document(result.path)
-            row = next(iter(self.store.neighbours(doc["id"], result.ordinal, 0)), None) if doc else None
+            row = next(iter(self.store.neighbours(doc.id, result.ordinal, 0)), None) if doc else None
             rows.append(row if row is not None and row["text"] == result.sentence else None)
         found = [i for i, row in enumerate(rows) if row is not None]
         searcher = Searcher(self.store, None, None, None, facets=load_space())
@@ -483,8 +484,8 @@ class Index:
         stats = self.store.stats()
         size = sum(f.stat().st_size for f in self.folder.iterdir() if f.is_file())
         listed = tuple(
-            {"path": d["path"], "status": d["status"], "reason": d["reason"], "sentences": d["sentences"],
-             "title": d["title"], "kind": d["kind"]}
+            {"path": d.path, "status": d.status, "reason": d.reason, "sentences": d.sentences, "title": d.title,
+             "kind": d.kind}
             for d in self.store.documents()
         ) if files else ()
         return IndexStatus(

@@ -126,7 +126,7 @@ def test_reindex_reads_only_what_changed(corpus: Path, index_dir: Path) -> None:
         os.utime(touched, (1_600_000_000, 1_600_000_000))  # new mtime, same bytes: not re-read
         changed = idx.add()
         assert (changed.documents, changed.unchanged, changed.removed) == (1, 4, 0)
-        assert idx.store.document(str(touched))["mtime"] == 1_600_000_000
+        assert idx.store.document(str(touched)).mtime == 1_600_000_000
         assert str(rigel) not in {r.path for r in idx.search(RIGEL, mode="lexical", include_weak=True).results
                                   if "Orion" in r.sentence}
         assert paths(idx.search("Betelgeuse red supergiant supernova", k=1)) == ["rigel.txt"]

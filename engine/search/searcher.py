@@ -218,7 +218,7 @@ class Searcher:
         for path in exclude:
             record = self.store.document(path)
             if record is not None:
-                docs.pop(record["id"], None)
+                docs.pop(record.id, None)
         if within:
             allowed = matching_documents(self.store.db.conn, within)
             docs = {doc_id: doc for doc_id, doc in docs.items() if doc_id in allowed}
