@@ -463,13 +463,11 @@ class Index:
         """``results`` of ``search(query, explain=False)`` with what ``explain=True`` adds (surrounding sentences, facet
         chips and evidence), for the app: it shows the ranking at once and explains the rows on screen afterwards.
 
-        A result whose sentence is no longer in the index (its file changed since the search) comes back as it was.
+        A result whose sentence is no longer in the index (its file changed since the search) comes back as it was,
+        as does one that no search of this index made (no ``sentence_id``).
         """
-        rows: list[dict | None] = []
-        for result in results:
-            doc = self.store.document(result.path)
-            row = next(iter(self.store.neighbours(doc.id, result.ordinal, 0)), None) if doc else None
-            rows.append(row if row is not None and row["text"] == result.sentence else None)
+        stored = self.store.sentences_by_id([r.sentence_id for r in results if r.sentence_id is not None])
+        rows = [stored.get(r.sentence_id) if r.sentence_id is not None else None for r in results]
         found = [i for i, row in enumerate(rows) if row is not None]
         searcher = Searcher(self.store, None, None, None, facets=load_space())
         explained = searcher.explain(query, [results[i] for i in found], [rows[i] for i in found])

@@ -520,6 +520,7 @@ class Searcher:
             explanation=explanation,
             weak=evidence.weak,
             duplicates=tuple(evidence.duplicates),
+            sentence_id=best["id"],
         )
 
     def explain(self, query: str, results: Sequence[SearchResult], rows: Sequence[dict]) -> list[SearchResult]:
