@@ -467,14 +467,14 @@ class Store:
 
     def indexed_count(self) -> int:
         """Number of indexed documents (cheap: unlike :meth:`stats`, it does not count sentences)."""
-        return self._counts.count("indexed", "SELECT count(*) FROM documents WHERE status = 'indexed'")
+        return self._counts.count("indexed", documents.COUNT_INDEXED)
 
     def stats(self) -> dict[str, int]:
         """Counts for `status`: documents by status, sentences, passages."""
         out = {"documents": 0, "indexed": 0, "skipped": 0, "failed": 0}
-        for status, n in self.db.execute("SELECT status, count(*) FROM documents GROUP BY status"):
-            out[status] = int(n)
-            out["documents"] += int(n)
+        for status, n in documents.counts_by_status(self.db.conn).items():
+            out[status] = n
+            out["documents"] += n
         out["sentences"] = self.sentence_count()
         out["passages"] = self.passage_count()
         return out

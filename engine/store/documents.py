@@ -15,6 +15,7 @@ from engine.store.chunks import by_id
 from engine.text.paths import from_column, to_column
 
 _COLUMNS = "id, path, size, mtime, hash, status, reason, title, kind, sentences, updated_at"
+COUNT_INDEXED = "SELECT count(*) FROM documents WHERE status = 'indexed'"
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,11 @@ def rows_by_id(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, dict]:
     for row in rows.values():
         row["path"] = from_column(row["path"])
     return rows
+
+
+def counts_by_status(conn: sqlite3.Connection) -> dict[str, int]:
+    """How many records have each status (statuses with none left out)."""
+    return {status: int(n) for status, n in conn.execute("SELECT status, count(*) FROM documents GROUP BY status")}
 
 
 def ids_of(conn: sqlite3.Connection, paths: Sequence[str]) -> list[int]:
