@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -83,6 +83,19 @@ class IndexReport:
 
 
 @dataclass(frozen=True)
+class FileStatus:
+    """One file of an index: indexed, skipped or failed, with the reason for the last two (or a note on an indexed
+    file, such as a cut at the sentence limit), its sentences in the index, its title and kind (format)."""
+
+    path: str
+    status: str
+    reason: str | None
+    sentences: int | None
+    title: str | None
+    kind: str | None
+
+
+@dataclass(frozen=True)
 class IndexStatus:
     """What an index holds; ``files`` lists every file with its status and reason."""
 
@@ -97,11 +110,11 @@ class IndexStatus:
     roots: tuple[str, ...]
     methods_embedded: tuple[str, ...]
     bytes_on_disk: int
-    files: tuple[dict, ...] = field(default_factory=tuple)
+    files: tuple[FileStatus, ...] = field(default_factory=tuple)
 
     def to_json(self) -> dict:
         """JSON of `quire status --json`."""
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
 
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
@@ -482,9 +495,7 @@ class Index:
         stats = self.store.stats()
         size = sum(f.stat().st_size for f in self.folder.iterdir() if f.is_file())
         listed = tuple(
-            {"path": d.path, "status": d.status, "reason": d.reason, "sentences": d.sentences, "title": d.title,
-             "kind": d.kind}
-            for d in self.store.documents()
+            FileStatus(d.path, d.status, d.reason, d.sentences, d.title, d.kind) for d in self.store.documents()
         ) if files else ()
         return IndexStatus(
             folder=str(self.folder), method=self.store.get_meta("method"),

@@ -103,8 +103,8 @@ def test_status_lists_every_file(all_formats) -> None:
     with open_index(index_dir, create=False) as idx:
         status = idx.status(files=True)
     assert status.indexed == status.documents == len(docgen.SAMPLES)
-    assert {f["kind"] for f in status.files} == set(docgen.SAMPLES)
-    assert all(f["status"] == "indexed" and f["sentences"] > 0 for f in status.files)
+    assert {f.kind for f in status.files} == set(docgen.SAMPLES)
+    assert all(f.status == "indexed" and f.sentences > 0 for f in status.files)
     assert status.roots == (str(docs),)
     json.dumps(status.to_json())  # plain JSON all the way down
 
@@ -175,7 +175,7 @@ def test_deleted_file_disappears_from_every_mode(corpus: Path, index_dir: Path) 
         for mode in Mode:
             found = paths(idx.search(PORPOISE, k=10, mode=mode, include_weak=True))
             assert "porpoise.md" not in found, mode
-        assert all(not f["path"].endswith("porpoise.md") for f in idx.status(files=True).files)
+        assert all(not f.path.endswith("porpoise.md") for f in idx.status(files=True).files)
         live, sentences = vector_consistency(idx)
         assert live == sentences
     # the deletion survives a reopen: the saved graph keeps the mark
