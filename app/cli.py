@@ -318,9 +318,9 @@ def status(db: Path | None, files: bool, cluster: str | None, as_json: bool) -> 
     for root in st.roots:
         click.echo(f"  root: {readable(root)}")
     for f in st.files:
-        if files or f["status"] != "indexed":
-            reason = f": {f['reason']}" if f["reason"] else ""
-            click.echo(f"  {f['status']:<8} {readable(f['path'])}{reason}")
+        if files or f.status != "indexed":
+            reason = f": {f.reason}" if f.reason else ""
+            click.echo(f"  {f.status:<8} {readable(f.path)}{reason}")
 
 
 @cli.command(epilog="Example: quire remove ~/Documents/old")

@@ -38,10 +38,10 @@ def run_case(case: docgen.HostileCase, root: Path, limits: dict, workers: int) -
     path = case.make(docs, True)
     run = index_measured(docs, root / case.name / "index", limits, workers)
     record = run.files[case.name]
-    good = sum(record["status"] == "indexed" for name, record in run.files.items() if name.startswith("good"))
+    good = sum(record.status == "indexed" for name, record in run.files.items() if name.startswith("good"))
     return {
-        "case": case.name, "size_bytes": path.stat().st_size, "status": record["status"],
-        "reason": record["reason"] or "", "sentences": record["sentences"], "good_files_indexed": good,
+        "case": case.name, "size_bytes": path.stat().st_size, "status": record.status,
+        "reason": record.reason or "", "sentences": record.sentences, "good_files_indexed": good,
         "seconds": round(run.seconds, 1), "peak_mb": round(run.peak_mb),
     }
 

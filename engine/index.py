@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -39,9 +39,11 @@ from engine.search.calibration import Calibration, calibrate, prior
 from engine.search.like import LikeQuery, LikeSource, like_query
 from engine.search.results import Mode, SearchResponse, SearchResult
 from engine.search.searcher import CollectionStatistics, Searcher, query_stems
-from engine.store.database import DB_NAME, DerivedVectors, Store, reporting_damage
+from engine.store.connection import reporting_damage
+from engine.store.database import DB_NAME, Store
 from engine.store.files import remove_leftovers
 from engine.store.filters import Filters
+from engine.store.vectorrows import DerivedVectors
 from engine.store.vectors import LEFTOVERS, VectorIndex
 from engine.text.paths import readable
 
@@ -81,6 +83,19 @@ class IndexReport:
 
 
 @dataclass(frozen=True)
+class FileStatus:
+    """One file of an index: indexed, skipped or failed, with the reason for the last two (or a note on an indexed
+    file, such as a cut at the sentence limit), its sentences in the index, its title and kind (format)."""
+
+    path: str
+    status: str
+    reason: str | None
+    sentences: int | None
+    title: str | None
+    kind: str | None
+
+
+@dataclass(frozen=True)
 class IndexStatus:
     """What an index holds; ``files`` lists every file with its status and reason."""
 
@@ -95,11 +110,11 @@ class IndexStatus:
     roots: tuple[str, ...]
     methods_embedded: tuple[str, ...]
     bytes_on_disk: int
-    files: tuple[dict, ...] = field(default_factory=tuple)
+    files: tuple[FileStatus, ...] = field(default_factory=tuple)
 
     def to_json(self) -> dict:
         """JSON of `quire status --json`."""
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
 
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
@@ -302,7 +317,7 @@ class Index:
         """Forget files, or everything under folders; returns the number of files removed."""
         with self._writing():
             targets = [str(Path(os.path.abspath(p))) for p in paths]
-            doomed = sorted({d["path"] for t in targets for d in self.store.documents(t)})
+            doomed = sorted({d.path for t in targets for d in self.store.documents(t)})
             removed = self.store.delete_paths(doomed)
             self.store.remove_roots(targets)
             embedder = self._embedder()
@@ -438,7 +453,7 @@ class Index:
         """The content hash of each indexed document among ``paths``: a collection's merge folds copies of one file
         that other shards hold, as one index folds those it holds."""
         records = (self.store.document(path) for path in paths)
-        return {r["path"]: r["hash"] for r in records if r is not None and r["hash"]}
+        return {r.path: r.hash for r in records if r is not None and r.hash}
 
     @_reports_damage
     def like_query(self, source: LikeSource) -> LikeQuery:
@@ -461,13 +476,11 @@ class Index:
         """``results`` of ``search(query, explain=False)`` with what ``explain=True`` adds (surrounding sentences, facet
         chips and evidence), for the app: it shows the ranking at once and explains the rows on screen afterwards.
 
-        A result whose sentence is no longer in the index (its file changed since the search) comes back as it was.
+        A result whose sentence is no longer in the index (its file changed since the search) comes back as it was,
+        as does one that no search of this index made (no ``sentence_id``).
         """
-        rows: list[dict | None] = []
-        for result in results:
-            doc = self.store.document(result.path)
-            row = next(iter(self.store.neighbours(doc["id"], result.ordinal, 0)), None) if doc else None
-            rows.append(row if row is not None and row["text"] == result.sentence else None)
+        stored = self.store.sentences_by_id([r.sentence_id for r in results if r.sentence_id is not None])
+        rows = [stored.get(r.sentence_id) if r.sentence_id is not None else None for r in results]
         found = [i for i, row in enumerate(rows) if row is not None]
         searcher = Searcher(self.store, None, None, None, facets=load_space())
         explained = searcher.explain(query, [results[i] for i in found], [rows[i] for i in found])
@@ -482,9 +495,7 @@ class Index:
         stats = self.store.stats()
         size = sum(f.stat().st_size for f in self.folder.iterdir() if f.is_file())
         listed = tuple(
-            {"path": d["path"], "status": d["status"], "reason": d["reason"], "sentences": d["sentences"],
-             "title": d["title"], "kind": d["kind"]}
-            for d in self.store.documents()
+            FileStatus(d.path, d.status, d.reason, d.sentences, d.title, d.kind) for d in self.store.documents()
         ) if files else ()
         return IndexStatus(
             folder=str(self.folder), method=self.store.get_meta("method"),

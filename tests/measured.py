@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine import Index
+from engine.index import FileStatus
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -36,7 +37,7 @@ class Run:
 
     db: Path
     report: dict
-    files: dict[str, dict]
+    files: dict[str, FileStatus]
     seconds: float
     peak_mb: float
 
@@ -52,5 +53,5 @@ def index_measured(docs: Path, db: Path, limits: dict, workers: int, timeout: fl
         raise RuntimeError(f"indexing {docs} failed: {done.stderr}")
     result = json.loads(done.stdout.strip().splitlines()[-1])
     with Index(db) as idx:
-        files = {Path(f["path"]).name: f for f in idx.status(files=True).files}
+        files = {Path(f.path).name: f for f in idx.status(files=True).files}
     return Run(db, result["report"], files, seconds, result["peak_kb"] / 1024)

@@ -40,7 +40,7 @@ def encrypt_flag(archive: Path, member: str) -> None:
 
 
 def files(idx: Index) -> dict[str, dict]:
-    return {f["path"]: f for f in idx.status(files=True).files}
+    return {f.path: f for f in idx.status(files=True).files}
 
 
 @pytest.fixture
@@ -67,9 +67,9 @@ def test_members_are_documents_with_their_own_paths_and_readers(docs: Path, tmp_
                                str(archive / "reports" / "2024" / "minutes.docx")}
         assert report.documents == 3 and not report.issues
         member = listed[str(archive / "reports" / "2024" / "minutes.docx")]
-        assert member["status"] == "indexed" and member["kind"] == "docx"
+        assert member.status == "indexed" and member.kind == "docx"
         sentence, title = docgen.EXPECTED["docx"]
-        assert member["title"] == title
+        assert member.title == title
         top = idx.search(sentence, k=3, mode=Mode.LEXICAL).results[0]
         assert top.path == str(archive / "reports" / "2024" / "minutes.docx")
         beavers = idx.search("rodents building river dams", k=1).results[0]
@@ -93,7 +93,7 @@ def test_a_changed_archive_rereads_only_changed_members_and_drops_the_missing(do
         report = idx.add([docs])
         assert (report.documents, report.unchanged, report.removed) == (1, 2, 1)
         listed = files(idx)
-        assert str(archive / "notes.txt") not in listed and listed[str(archive / "agenda.txt")]["status"] == "indexed"
+        assert str(archive / "notes.txt") not in listed and listed[str(archive / "agenda.txt")].status == "indexed"
         assert idx.search("beavers", k=5, mode=Mode.LEXICAL).results == ()
         assert idx.search("lighthouse budget", k=1).results[0].path == str(archive / "agenda.txt")
 
@@ -119,11 +119,11 @@ def test_bad_archives_are_recorded_with_a_reason_and_the_rest_is_indexed(tmp_pat
     with Index(tmp_path / "index", config=IndexConfig(workers=0)) as idx:
         report = idx.add([folder])
         listed = files(idx)
-        assert listed[str(folder / "bomb.zip")]["status"] == "skipped"
-        assert listed[str(folder / "bomb.zip")]["reason"].startswith("zip bomb?")
-        assert listed[str(folder / "broken.zip")]["status"] == "failed"
-        assert listed[str(folder / "broken.zip")]["reason"].startswith("corrupt zip archive")
-        assert listed[str(locked / "open.txt")]["status"] == "indexed"
+        assert listed[str(folder / "bomb.zip")].status == "skipped"
+        assert listed[str(folder / "bomb.zip")].reason.startswith("zip bomb?")
+        assert listed[str(folder / "broken.zip")].status == "failed"
+        assert listed[str(folder / "broken.zip")].reason.startswith("corrupt zip archive")
+        assert listed[str(locked / "open.txt")].status == "indexed"
         assert str(locked / "secret.txt") not in listed
         assert any(i.path == str(locked) and "1 encrypted member not read" in i.reason for i in report.issues)
 

@@ -59,7 +59,7 @@ def _per_shard(collection: Path, shards: int) -> list[dict[str, int]]:
     out = []
     for shard in range(shards):
         with Index(collection / f"shard-{shard:03d}", create=False) as index:
-            out.append({f["path"]: f["sentences"] for f in index.status(files=True).files})
+            out.append({f.path: f.sentences for f in index.status(files=True).files})
     return out
 
 
@@ -67,7 +67,7 @@ def _expected(one: Path, shards: int) -> list[dict[str, int]]:
     """What an uninterrupted run puts in each shard: the single index's documents, routed by path."""
     with Index(one, create=False) as index:
         files = index.status(files=True).files
-    return [{f["path"]: f["sentences"] for f in files if shard_of(f["path"], shards) == s} for s in range(shards)]
+    return [{f.path: f.sentences for f in files if shard_of(f.path, shards) == s} for s in range(shards)]
 
 
 def _indexed(shard: Path) -> int:

@@ -11,7 +11,7 @@ import pytest
 from engine import Index, IndexConfig, Mode
 from engine.embed import context
 from engine.store import schema
-from engine.store.database import VECTOR_DTYPE
+from engine.store.vectorrows import VECTOR_DTYPE
 
 CONFIG = IndexConfig(workers=0)
 TOY = Path(__file__).parent / "data" / "toy_corpus.txt"

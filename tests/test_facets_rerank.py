@@ -49,8 +49,8 @@ def test_a_document_without_facets_gets_no_facet_vote():
 
 # -- through the index ---------------------------------------------------------------------------------------------
 def _rows_of(index: Index, path_part: str) -> list[dict]:
-    doc = next(d for d in index.store.documents() if path_part in d["path"])
-    return list(index.store.db.query("SELECT * FROM sentences WHERE doc_id = ? ORDER BY ordinal", [doc["id"]]))
+    doc = next(d for d in index.store.documents() if path_part in d.path)
+    return list(index.store.db.query("SELECT * FROM sentences WHERE doc_id = ? ORDER BY ordinal", [doc.id]))
 
 
 def test_set_distance_prefers_the_passage_about_the_query(corpus, index_dir):

@@ -123,7 +123,7 @@ def test_folders_named_on_the_command_line_are_indexed(qtbot, tmp_path, settings
     qtbot.addWidget(window)
     try:
         status = wait_indexed(qtbot, window)
-        assert status.indexed == 1 and {Path(f["path"]).parent.name for f in status.files} == {"animals"}
+        assert status.indexed == 1 and {Path(f.path).parent.name for f in status.files} == {"animals"}
     finally:
         window.close()
 
@@ -395,8 +395,8 @@ def test_changed_file_is_reindexed_by_the_watcher(qtbot, window, corpus):
     drop(window, [corpus])
     status = wait_indexed(qtbot, window)
     assert window.settings.get(S.WATCHED) == [str(corpus.resolve())]
-    skipped = [f for f in status.files if f["status"] == "skipped"]
-    assert [Path(f["path"]).name for f in skipped] == ["empty.txt"] and skipped[0]["reason"]
+    skipped = [f for f in status.files if f.status == "skipped"]
+    assert [Path(f.path).name for f in skipped] == ["empty.txt"] and skipped[0].reason
     report = FileReport(status, window)
     assert report.model.rowCount() == 6
     report.status_filter.setCurrentText("skipped")

@@ -58,7 +58,7 @@ def test_run_is_bounded_in_time_and_memory(run: Run) -> None:
 
 @pytest.mark.parametrize("name", GOOD)
 def test_good_files_are_found(run: Run, name: str) -> None:
-    assert run.files[name]["status"] == "indexed"
+    assert run.files[name].status == "indexed"
     with Index(run.db) as idx:
         results = idx.search(GOOD[name], k=1, explain=False).results
     assert Path(results[0].path).name == name
@@ -67,17 +67,17 @@ def test_good_files_are_found(run: Run, name: str) -> None:
 @pytest.mark.parametrize("case", docgen.HOSTILE, ids=lambda case: case.name)
 def test_hostile_file_is_recorded_with_its_reason(run: Run, case: docgen.HostileCase) -> None:
     record = run.files[case.name]
-    assert (record["status"], (record["reason"] or "")[: len(case.reason)]) == (case.status, case.reason)
+    assert (record.status, (record.reason or "")[: len(case.reason)]) == (case.status, case.reason)
 
 
 def test_a_sentence_repeated_is_one_sentence(run: Run) -> None:
-    assert run.files["repeated.txt"]["sentences"] == 1
+    assert run.files["repeated.txt"].sentences == 1
 
 
 def test_a_document_cut_at_the_limit_is_in_the_run_report(run: Run) -> None:
     cut = {Path(issue["path"]).name: issue for issue in run.report["skipped"]}["many.txt"]
     assert cut == {**cut, "status": "indexed", "reason": "too many sentences: only the first 2,000 are indexed"}
-    assert run.files["many.txt"]["sentences"] == docgen.SMALL_LIMITS["max_sentences"]
+    assert run.files["many.txt"].sentences == docgen.SMALL_LIMITS["max_sentences"]
 
 
 def test_a_reader_past_its_memory_is_ended(tmp_path: Path) -> None:
@@ -90,9 +90,9 @@ def test_a_reader_past_its_memory_is_ended(tmp_path: Path) -> None:
     docgen.make_glyph_bomb_pdf(docs, 6, 12)
     limits = {"read_seconds": 60.0, "max_reader_bytes": 800_000_000}
     run = index_measured(docs, tmp_path / "index", limits, workers=2)
-    assert run.files["glyphs.pdf"]["status"] == "skipped"
-    assert run.files["glyphs.pdf"]["reason"] == "needed more than 800 MB of memory to read"
-    assert sum(record["status"] == "indexed" for record in run.files.values()) == MIN_FILES_FOR_POOL
+    assert run.files["glyphs.pdf"].status == "skipped"
+    assert run.files["glyphs.pdf"].reason == "needed more than 800 MB of memory to read"
+    assert sum(record.status == "indexed" for record in run.files.values()) == MIN_FILES_FOR_POOL
     assert run.seconds < RUN_SECONDS and run.peak_mb < 1200  # checked every 0.25 s: 100 MB over at most
 
 
@@ -108,6 +108,6 @@ def test_a_small_run_reads_a_pdf_in_a_reader_process_that_can_be_ended(tmp_path:
     limits = {"read_seconds": 20.0, "max_reader_bytes": 600_000_000}
     small = index_measured(docs, tmp_path / "index", limits, workers=2)
     record = small.files["glyphs.pdf"]
-    assert (record["status"], record["reason"]) == ("skipped", "needed more than 600 MB of memory to read")
-    assert small.files["keeper.txt"]["status"] == small.files["notes.md"]["status"] == "indexed"
+    assert (record.status, record.reason) == ("skipped", "needed more than 600 MB of memory to read")
+    assert small.files["keeper.txt"].status == small.files["notes.md"].status == "indexed"
     assert small.seconds < RUN_SECONDS and small.peak_mb < 1500, (small.seconds, small.peak_mb)  # 3.2 GB before

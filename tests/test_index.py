@@ -103,8 +103,8 @@ def test_status_lists_every_file(all_formats) -> None:
     with open_index(index_dir, create=False) as idx:
         status = idx.status(files=True)
     assert status.indexed == status.documents == len(docgen.SAMPLES)
-    assert {f["kind"] for f in status.files} == set(docgen.SAMPLES)
-    assert all(f["status"] == "indexed" and f["sentences"] > 0 for f in status.files)
+    assert {f.kind for f in status.files} == set(docgen.SAMPLES)
+    assert all(f.status == "indexed" and f.sentences > 0 for f in status.files)
     assert status.roots == (str(docs),)
     json.dumps(status.to_json())  # plain JSON all the way down
 
@@ -126,7 +126,7 @@ def test_reindex_reads_only_what_changed(corpus: Path, index_dir: Path) -> None:
         os.utime(touched, (1_600_000_000, 1_600_000_000))  # new mtime, same bytes: not re-read
         changed = idx.add()
         assert (changed.documents, changed.unchanged, changed.removed) == (1, 4, 0)
-        assert idx.store.document(str(touched))["mtime"] == 1_600_000_000
+        assert idx.store.document(str(touched)).mtime == 1_600_000_000
         assert str(rigel) not in {r.path for r in idx.search(RIGEL, mode="lexical", include_weak=True).results
                                   if "Orion" in r.sentence}
         assert paths(idx.search("Betelgeuse red supergiant supernova", k=1)) == ["rigel.txt"]
@@ -175,7 +175,7 @@ def test_deleted_file_disappears_from_every_mode(corpus: Path, index_dir: Path) 
         for mode in Mode:
             found = paths(idx.search(PORPOISE, k=10, mode=mode, include_weak=True))
             assert "porpoise.md" not in found, mode
-        assert all(not f["path"].endswith("porpoise.md") for f in idx.status(files=True).files)
+        assert all(not f.path.endswith("porpoise.md") for f in idx.status(files=True).files)
         live, sentences = vector_consistency(idx)
         assert live == sentences
     # the deletion survives a reopen: the saved graph keeps the mark

@@ -21,7 +21,7 @@ CONFIG = IndexConfig(workers=0, batch_sentences=40, facets=True)
 KILLED_RUN = """
 import os, signal, sys
 from engine import Index, IndexConfig
-from engine.store import database, vectors
+from engine.store import facetrows, vectors
 
 docs, folder, point = sys.argv[1:4]
 calls = []
@@ -33,11 +33,11 @@ def kill_on(count):
         os.kill(os.getpid(), signal.SIGKILL)
 
 if point == "facets":  # the second batch's facets, after its documents, sentences and vectors
-    insert = database.Store._insert_facets
-    def insert_then_die(self, rows):
+    insert = facetrows.insert
+    def insert_then_die(conn, rows):
         kill_on(2)
-        insert(self, rows)
-    database.Store._insert_facets = insert_then_die
+        insert(conn, rows)
+    facetrows.insert = insert_then_die
 else:  # the graph written to its temporary file at the end of the run, not yet renamed
     replace = vectors.replace_file
     def written_then_die(path, write):

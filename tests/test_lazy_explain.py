@@ -4,6 +4,7 @@ explanations gives, and leave alone a result whose document changed in between."
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from engine import Index
 
@@ -24,7 +25,22 @@ def test_a_result_from_a_changed_document_comes_back_unexplained(corpus, index_d
     with Index(index_dir) as index:
         index.add([corpus])
         bare = index.search("porpoises hunting with echolocation", explain=False).results
-        stale = replace(bare[0], sentence="A sentence the document no longer has.")
-        explained = index.explain("porpoises", [stale, *bare[1:]])
-        assert explained[0] is stale
+        changed = Path(bare[0].path)
+        changed.write_text(changed.read_text(encoding="utf-8") + "\n\nA sentence the document did not have.\n",
+                           encoding="utf-8")
+        index.add([corpus])  # its sentences are written again, under new ids
+        explained = index.explain("porpoises", bare)
+        assert explained[0] is bare[0]
         assert explained[1:] == index.explain("porpoises", bare[1:])
+
+
+def test_a_result_names_its_sentence_and_one_no_search_made_comes_back_as_it_was(corpus, index_dir):
+    with Index(index_dir) as index:
+        index.add([corpus])
+        bare = index.search("porpoises hunting with echolocation", explain=False).results
+        rows = index.store.sentences_by_id([r.sentence_id for r in bare])
+        assert [(rows[r.sentence_id]["text"], rows[r.sentence_id]["ordinal"]) for r in bare] == \
+            [(r.sentence, r.ordinal) for r in bare]
+        assert all("sentence_id" not in r.to_json() for r in bare)
+        unnamed = replace(bare[0], sentence_id=None)
+        assert index.explain("porpoises", [unnamed])[0] is unnamed

@@ -74,7 +74,7 @@ def test_kill_mid_index_then_resume(tmp_path: Path) -> None:
     with Index(db, create=False) as idx:
         status = idx.status(files=True)
         assert status.indexed == done_before
-        committed = {f["path"] for f in status.files if f["status"] == "indexed"}
+        committed = {f.path for f in status.files if f.status == "indexed"}
         first = min(committed)
         assert idx.search(tag(0), k=1, mode="lexical").results[0].path == first
         # the ledger sentences differ only in words the model may not know: any committed one is a right answer
@@ -90,7 +90,7 @@ def test_kill_mid_index_then_resume(tmp_path: Path) -> None:
 
     with Index(db, create=False) as idx:
         status = idx.status(files=True)
-        assert status.indexed == FILES and len({f["path"] for f in status.files}) == FILES
+        assert status.indexed == FILES and len({f.path for f in status.files}) == FILES
         assert status.sentences == FILES * (SENTENCES_PER_FILE + 1)
         assert live_vectors(idx) == idx.store.sentence_count() == status.sentences
         last = max(own)

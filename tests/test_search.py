@@ -186,7 +186,7 @@ def test_an_index_without_its_word_index_ranks_the_same_by_fts5(river: Index) ->
 
 def test_splitting_the_bm25_scan_over_cores_ranks_the_same(river: Index, monkeypatch) -> None:
     from engine.search import searcher as searcher_module
-    from engine.store import database
+    from engine.store import scans
 
     def ranking() -> list[tuple[str, float]]:
         # the quoted phrase is what FTS5 scans
@@ -194,11 +194,11 @@ def test_splitting_the_bm25_scan_over_cores_ranks_the_same(river: Index, monkeyp
                                                        include_weak=True, explain=False).results]
 
     alone = ranking()
-    monkeypatch.setattr(database, "SCAN_PARTS", 3)
+    monkeypatch.setattr(scans, "SCAN_PARTS", 3)
     monkeypatch.setattr(searcher_module, "SCAN_PARTS", 3)
     monkeypatch.setattr(searcher_module, "LEXICAL_SPLIT_PASSAGES", 0)
     assert len(alone) == 30 and ranking() == alone
-    assert len(river.store._opened_readers) == 2  # the scan was split
+    assert len(river.store._scans.opened) == 2  # the scan was split
 
 
 def test_hybrid_queries_rank_words_on_another_thread_and_many_threads_may_search_at_once(river: Index,

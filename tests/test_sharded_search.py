@@ -60,7 +60,7 @@ def test_a_shard_holds_the_documents_its_paths_route_to(built: tuple[Path, Path,
     docs, _, four = built
     for shard in range(4):
         with Index(four / f"shard-{shard:03d}", create=False) as index:
-            paths = [f["path"] for f in index.status(files=True).files]
+            paths = [f.path for f in index.status(files=True).files]
         assert paths and all(shard_of(p, 4) == shard for p in paths)
 
 

@@ -268,9 +268,9 @@ def test_boilerplate_counts_come_from_a_covering_index(store):
 def test_a_split_bm25_scan_finds_the_same_passages_with_the_same_scores(store, monkeypatch, parts) -> None:
     """Each part's bm25() takes IDF and mean length from the whole table, so splitting only spreads the work: the
     same rows, merged best first (more parts than passages, or parts without a match, change nothing)."""
-    from engine.store import database
+    from engine.store import scans
 
-    monkeypatch.setattr(database, "SCAN_PARTS", 8)
+    monkeypatch.setattr(scans, "SCAN_PARTS", 8)
     rng = np.random.default_rng(3)
     words = ["river", "mill", "otter", "heron", "bridge", "weir", "wheel", "bank", "reed", "pike", "eel", "swan"]
     docs = [_doc(f"/d{i}", [" ".join(rng.choice(words, size=3 + i % 6)) + f" x{i}"]) for i in range(30)]
@@ -279,7 +279,7 @@ def test_a_split_bm25_scan_finds_the_same_passages_with_the_same_scores(store, m
         whole = sorted(store.bm25(match, 1000), key=lambda r: (-r[2], r[0]))
         assert store.bm25(match, 1000, parts=parts) == whole
         assert [r[2] for r in store.bm25(match, 5, parts=parts)] == [r[2] for r in whole[:5]]
-    assert len(store._opened_readers) == min(parts, 8) - 1
+    assert len(store._scans.opened) == min(parts, 8) - 1
 
 
 def test_vector_index_writes_its_graph_only_when_it_changed(store, graph_always):

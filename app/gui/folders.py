@@ -38,8 +38,8 @@ def root_summaries(status: IndexStatus) -> list[tuple[str, Counter]]:
     counts: dict[str, Counter] = {root: Counter() for root in status.roots}
     for f in status.files:
         for root in counts:
-            if f["path"] == root or f["path"].startswith(root.rstrip(os.sep) + os.sep):
-                counts[root][f["status"]] += 1
+            if f.path == root or f.path.startswith(root.rstrip(os.sep) + os.sep):
+                counts[root][f.status] += 1
                 break
     return list(counts.items())
 
@@ -122,9 +122,9 @@ class FileReport(QDialog):
         self.model.setHorizontalHeaderLabels(list(FILE_COLUMNS))
         for f in status.files:
             sentences = QStandardItem()
-            sentences.setData(int(f.get("sentences") or 0), Qt.ItemDataRole.DisplayRole)
-            self.model.appendRow([QStandardItem(f["status"]), QStandardItem(readable(f["path"])), sentences,
-                                  QStandardItem(f["reason"] or "")])
+            sentences.setData(int(f.sentences or 0), Qt.ItemDataRole.DisplayRole)
+            self.model.appendRow([QStandardItem(f.status), QStandardItem(readable(f.path)), sentences,
+                                  QStandardItem(f.reason or "")])
         self.proxy = _FileFilter(self)
         self.proxy.setSourceModel(self.model)
         self.status_filter = QComboBox(self)

@@ -162,12 +162,12 @@ def selftest(folder: Path, query: str | None, screenshot: Path | None) -> int:
         window.add_paths([str(folder)])
         status = _wait(window.controller.status_ready, SELFTEST_TIMEOUT_S,
                        until=lambda s: s is not None and not window.controller.busy)
-        indexed = [f for f in status[0].files if f["status"] == "indexed"] if status else []
+        indexed = [f for f in status[0].files if f.status == "indexed"] if status else []
         if not indexed:
             print(f"selftest: nothing indexed from {folder}" + (f": {errors[-1]}" if errors else ""), file=sys.stderr)
             window.close()
             return 1
-        text = query or _sample_query(indexed[0]["path"])
+        text = query or _sample_query(indexed[0].path)
         window.search_box.setText(text)
         answer = _wait(window.results_shown, 60)
         top = answer[0].results[0] if answer and answer[0].results else None

@@ -24,8 +24,8 @@ def counted(n: int, noun: str) -> str:
 
 def problems_of(status: IndexStatus) -> frozenset[Problem]:
     """The files of ``status`` that are not indexed, or only in part, and why (``status.files`` must be listed)."""
-    return frozenset((f["path"], f["status"], f["reason"] or "") for f in status.files
-                     if f["status"] != "indexed" or f["reason"])
+    return frozenset((f.path, f.status, f.reason or "") for f in status.files
+                     if f.status != "indexed" or f.reason)
 
 
 def run_message(report: IndexReport, announced: Iterable[Problem]) -> tuple[str, frozenset[Problem]]:

@@ -169,5 +169,5 @@ class Collection:
             skipped=sum(p.skipped for p in parts), failed=sum(p.failed for p in parts),
             sentences=sum(p.sentences for p in parts), roots=tuple(dict.fromkeys(r for p in parts for r in p.roots)),
             methods_embedded=parts[0].methods_embedded, bytes_on_disk=sum(p.bytes_on_disk for p in parts),
-            files=tuple(sorted((f for p in parts for f in p.files), key=lambda f: f["path"])),
+            files=tuple(sorted((f for p in parts for f in p.files), key=lambda f: f.path)),
         )

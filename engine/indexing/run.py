@@ -177,7 +177,7 @@ class IndexingRun:
         found: set[str] = set()
         jobs: list[tuple[str, str | None]] = []
         # every record under the roots in one read, rather than one query per file walked
-        known = {d["path"]: d for r in roots for d in self.store.documents(r)}
+        known = {d.path: d for r in roots for d in self.store.documents(r)}
         for item in walk([Path(r) for r in roots], rules):
             path = str(item.path)
             if item.problem == "not found" or (self.keep is not None and not self.keep(path)):
@@ -207,13 +207,13 @@ class IndexingRun:
 
     def _job(self, path: str, size: int, mtime: float, record: dict | None) -> tuple[str, str | None] | None:
         """(path, known hash) when the file must be read: new, changed in size or time, or failed last time."""
-        if record and record["status"] != "failed" and record["size"] == size and record["mtime"] == mtime:
+        if record and record.status != "failed" and record.size == size and record.mtime == mtime:
             self.unchanged += 1
-            if record["status"] != "indexed" or record["reason"]:
-                self.issues.append(FileIssue(path, record["status"], record["reason"] or ""))
+            if record.status != "indexed" or record.reason:
+                self.issues.append(FileIssue(path, record.status, record.reason or ""))
             return None
         # a failed file is read again even if its bytes are the same: the cause may have been passing
-        return path, record["hash"] if record and record["status"] != "failed" else None
+        return path, record.hash if record and record.status != "failed" else None
 
     def _archive_members(self, archive: Path, st: os.stat_result,
                          rules: IgnoreRules) -> list[tuple[str, int, float]] | None:

@@ -23,6 +23,7 @@ import numpy as np
 from engine.errors import ConfigError, QueryError
 from engine.search.searcher import MAX_QUERY_CHARS, MAX_QUERY_SENTENCES
 from engine.store.database import Store
+from engine.store.documents import DocumentRecord
 
 log = logging.getLogger(__name__)
 
@@ -99,21 +100,21 @@ def like_query(store: Store, source: LikeSource) -> LikeQuery:
     Raises :class:`QueryError` when the path is not an indexed document or the page or sentence does not exist.
     """
     record = _document(store, source.path)
-    name = Path(record["path"]).name
-    rows = store.document_sentences(record["id"])
+    name = Path(record.path).name
+    rows = store.document_sentences(record.id)
     if not rows:
-        raise QueryError(f"{record['path']} holds no sentences to compare with; it may be empty")
+        raise QueryError(f"{record.path} holds no sentences to compare with; it may be empty")
     if source.sentence is not None:
         picked = [_sentence(rows, source.sentence, name)]
     elif source.page is not None:
-        picked = spread(_page(rows, source.page, name, record["path"]))
+        picked = spread(_page(rows, source.page, name, record.path))
     else:
         picked = spread([r["text"] for r in rows])
     # a sentence longer than the searcher takes (a table flattened into one line) is cut, not refused
     text = SEPARATOR.join(picked)[:MAX_QUERY_CHARS]
-    exclude = tuple(dict.fromkeys([record["path"], *store.duplicates_of(record["hash"])]))
+    exclude = tuple(dict.fromkeys([record.path, *store.duplicates_of(record.hash)]))
     log.debug("like %s: %d sentences, %d characters, leaving out %s", source, len(picked), len(text), exclude)
-    return LikeQuery(source, record["path"], text, exclude)
+    return LikeQuery(source, record.path, text, exclude)
 
 
 def spread(sentences: Sequence[str]) -> list[str]:
@@ -131,7 +132,7 @@ def spread(sentences: Sequence[str]) -> list[str]:
     return [pool[i] for i in picked]
 
 
-def _document(store: Store, path: str) -> dict:
+def _document(store: Store, path: str) -> DocumentRecord:
     """The indexed record of ``path``, as given or made absolute (the index keeps absolute paths, symlinks not
     followed) or with symlinks resolved (as the app names dropped files)."""
     candidates = dict.fromkeys([path, os.path.abspath(path), str(Path(path).resolve())])
@@ -141,9 +142,9 @@ def _document(store: Store, path: str) -> dict:
             f"{path} is not in the index: index it first (`quire index {path}`), "
             "or give the path of an indexed file (`quire status --files` lists them)"
         )
-    if record["status"] != "indexed":
-        reason = f" ({record['reason']})" if record["reason"] else ""
-        raise QueryError(f"{record['path']} was {record['status']}{reason} when indexed, so it has no sentences "
+    if record.status != "indexed":
+        reason = f" ({record.reason})" if record.reason else ""
+        raise QueryError(f"{record.path} was {record.status}{reason} when indexed, so it has no sentences "
                          "to compare with")
     return record
 

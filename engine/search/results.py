@@ -63,6 +63,8 @@ class SearchResult:
     ``score`` ranks results within one response (fused points in hybrid mode, cosine in semantic mode, BM25 in
     lexical mode); ``similarity`` is always the cosine between the query and the best sentence, the number the
     app shows as a bar. ``start``/``end`` are character offsets of the sentence in the document's text.
+    ``sentence_id``: the sentence's id in the index that found it (ids are never reused, so it names this sentence
+    for as long as it is indexed); None in a result not made by a search.
     """
 
     path: str
@@ -81,12 +83,14 @@ class SearchResult:
     weak: bool
     duplicates: tuple[str, ...] = ()
     facets: tuple[Facet, ...] = ()
+    sentence_id: int | None = None
 
     def to_json(self) -> dict:
         """The documented JSON shape of `quire search --json` (see README)."""
         data = asdict(self)
         data["context"] = {"before": list(self.context_before), "after": list(self.context_after)}
-        del data["context_before"], data["context_after"]
+        # the sentence id is the index's own (each shard of a collection numbers its sentences), not for output
+        del data["context_before"], data["context_after"], data["sentence_id"]
         return data
 
 

@@ -30,8 +30,9 @@ from engine.search.calibration import MIN_SENTENCES, Calibration
 from engine.search.results import Explanation, Highlight, MatchedTerm, Mode, SearchResponse, SearchResult
 from engine.store.bm25 import WordStatistics
 from engine.store.bm25 import idf as bm25_idf
-from engine.store.database import SCAN_PARTS, Store
+from engine.store.database import Store
 from engine.store.filters import Filters, matching_documents
+from engine.store.scans import SCAN_PARTS
 from engine.store.vectors import VectorIndex
 from engine.text import terms as T
 from engine.text.sentences import split_sentences
@@ -222,7 +223,7 @@ class Searcher:
         for path in exclude:
             record = self.store.document(path)
             if record is not None:
-                docs.pop(record["id"], None)
+                docs.pop(record.id, None)
         if within:
             allowed = matching_documents(self.store.db.conn, within)
             docs = {doc_id: doc for doc_id, doc in docs.items() if doc_id in allowed}
@@ -544,6 +545,7 @@ class Searcher:
             explanation=explanation,
             weak=evidence.weak,
             duplicates=tuple(evidence.duplicates),
+            sentence_id=best["id"],
         )
 
     def explain(self, query: str, results: Sequence[SearchResult], rows: Sequence[dict]) -> list[SearchResult]:

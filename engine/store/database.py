@@ -2,88 +2,46 @@
 
 from __future__ import annotations
 
-import errno
-import json
 import logging
-import os
-import queue
 import sqlite3
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import numpy as np
 import sqlite_utils
 from filelock import FileLock
 
-from engine.errors import Cancelled, ConfigError, IndexDamagedError, IndexReadOnlyError, QuireError
+from engine.errors import Cancelled, IndexDamagedError, IndexReadOnlyError, QuireError
 from engine.ingest.documents import NewDocument
-from engine.store import postings, schema, space
+from engine.store import documents, facetrows, meta, postings, scans, schema, sentences, space, vectorrows
 from engine.store.bm25 import WordIndex, WordStatistics
-from engine.store.chunks import in_chunks
-from engine.text.paths import from_column, to_column
+from engine.store.connection import (
+    READ_ONLY_ERRNOS,
+    cannot_create,
+    connect,
+    empty_file,
+    has_log,
+    make_folder,
+    reporting_damage,
+    tune,
+    why_unwritable,
+)
+from engine.store.counts import Counts
+from engine.store.documents import DocumentRecord
+from engine.store.scans import FtsScans
+from engine.store.sentences import StoredSentences
+from engine.store.vectorrows import DerivedVectors, VectorRows
 
 log = logging.getLogger(__name__)
 
 DB_NAME = "index.db"
-# Vectors are stored as float16: half the bytes of float32 for a cosine error of about 1e-3, far below the
-# differences that change a ranking. They are the source of truth the HNSW index is rebuilt from.
-VECTOR_DTYPE = np.float16
-# Page cache per connection (SQLite's negative cache_size is in KiB) and memory-mapped read window.
-SQLITE_CACHE_KB = 64 * 1024
-SQLITE_MMAP_BYTES = 256 * 1024 * 1024
-
-
-@dataclass(frozen=True)
-class StoredSentences:
-    """Whole documents' sentences as stored: documents in id order, each one's sentences in order, so that a sentence
-    can be embedded with its neighbours (engine.embed.context). ``missing`` marks the sentences without a vector of
-    the method asked about."""
-
-    ids: np.ndarray  # int64 sentence ids
-    texts: list[str]
-    hashes: np.ndarray  # int64, as stored
-    doc_sizes: np.ndarray  # sentences per document, in order
-    missing: np.ndarray  # bool, one per sentence
-
-
-@dataclass(frozen=True)
-class DerivedVectors:
-    """How a method whose vectors are not stored computes them from the sentences' text (:meth:`Store.derive`).
-
-    ``encode`` gets whole documents' texts (documents in order, each one's sentences in order) and the sentences per
-    document, and returns one vector per sentence; a sentence's vector may draw on at most ``reach`` sentences either
-    side of it in its document (engine.embed.context), so a run of sentences that reaches that far past a sentence,
-    or to its document's edge, gives the vector that the whole document gives.
-    """
-
-    encode: Callable[[Sequence[str], np.ndarray], np.ndarray]
-    reach: int
-
-
-# Errors of creating a file in a folder that say it is read-only, or not this account's to write: an index there
-# is opened read-only.
-READ_ONLY_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 
 # Opening waits this long for another connection's schema set-up (a migration of a large index takes seconds).
 SCHEMA_LOCK_SECONDS = 120
-
-
-# A BM25 scan of many passages may be split by passage id into up to this many parts, each scored by its own
-# connection on its own core (SQLite releases the GIL while it works): FTS5's bm25() costs ~2.3 us per matching
-# passage, so a common query's scan is CPU-bound, and on the 3.09M-sentence corpus two parts on two cores took it
-# from 79-124 ms to 50-80 ms with the same rows.
-SCAN_PARTS = max(1, min(4, os.cpu_count() or 1))
-
-# Counts kept between queries (Store._counts) before the cache starts over.
-COUNT_CACHE_ENTRIES = 50_000
 
 
 class Store:
@@ -97,40 +55,35 @@ class Store:
         path = self.path = folder / DB_NAME
         if not path.exists() and not create:
             raise QuireError(f"no index at {folder}")
-        if _empty_file(path):
+        if empty_file(path):
             # SQLite takes a 0-byte file for a new database: an index truncated to nothing would answer nothing
             if not create:
                 raise IndexDamagedError(f"the index database {path} is empty (0 bytes): it was truncated, or the run "
                                         f"that made it was killed at once; re-index with `quire index PATH`")
             log.warning("the index database %s was empty (0 bytes); starting a new index", path)
         if create:
-            _make_folder(folder)
+            make_folder(folder)
         schema_lock = folder / "schema.lock"
         # An index on a read-only mount (or in a folder this account may not write) is still searched: opened
         # read-only, with no lock file and no schema set-up. A folder with no index in it must be writable.
-        unwritable = _cannot_create(schema_lock)
+        unwritable = cannot_create(schema_lock)
         if unwritable is not None and path.exists() and unwritable.errno not in READ_ONLY_ERRNOS:
             raise QuireError(f"cannot use the index folder {folder}: {schema_lock.name}: "
                              f"{unwritable.strerror or unwritable}") from unwritable
-        if unwritable is not None and (not path.exists() or _empty_file(path)):
-            raise IndexReadOnlyError(f"cannot make an index in {folder}: {_why_unwritable(folder, unwritable)}; "
+        if unwritable is not None and (not path.exists() or empty_file(path)):
+            raise IndexReadOnlyError(f"cannot make an index in {folder}: {why_unwritable(folder, unwritable)}; "
                                      f"choose a folder you can write to")
         #: True when the folder cannot be written: searches work, every write raises IndexReadOnlyError
         self.read_only = unwritable is not None
         if self.read_only:
             log.info("%s cannot be written (%s): opening the index read-only", folder, unwritable)
-        # connections and threads of split BM25 scans (:meth:`bm25`), made when a scan first needs them
-        self._readers: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
-        self._opened_readers: list[sqlite3.Connection] = []
-        self._scans: ThreadPoolExecutor | None = None
-        self._scans_lock = threading.Lock()
         with reporting_damage(path):
             self.db = sqlite_utils.Database(self._connect())
-        # counts every query needs, kept while the database is unchanged (:meth:`_counts`)
-        self._cache: dict[str, int] = {}
-        self._cache_version: tuple[int, int] | None = None
+        # counts every query needs, kept while the database is unchanged
+        self._counts = Counts(self.db.conn)
+        self._scans = FtsScans(self.db.conn, self._connect, self._counts)
         self._words = WordIndex()
-        self._derived: dict[str, DerivedVectors] = {}  # methods whose vectors are computed, not stored
+        self._vectors = VectorRows(self.db)
         try:
             if self.read_only:
                 with reporting_damage(path):
@@ -146,33 +99,19 @@ class Store:
             raise
 
     def _connect(self) -> sqlite3.Connection:
-        """A connection to the database; read-only (``mode=ro``) when the folder cannot be written.
-
-        check_same_thread=False: the app's search worker and indexing worker each use their own Store, but a Store
-        may be created on one thread and used on another.
-        """
-        if not self.read_only:
-            return sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
-        uri = "file:" + quote(os.fsencode(os.path.abspath(self.path))) + "?mode=ro"
-        if not _has_log(self.path):
-            # A WAL database is read through its -shm file, which a read-only folder cannot hold; with no log
-            # (the last writer closed cleanly) nothing outside the file is needed, so SQLite may take it as
-            # immutable. A log left beside it is read in mode=ro through its existing -shm.
-            uri += "&immutable=1"
-        conn = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=30)
-        conn.execute("PRAGMA query_only=ON")
-        return conn
+        """A connection to the database (:func:`engine.store.connection.connect`)."""
+        return connect(self.path, read_only=self.read_only)
 
     def _check_schema(self, folder: Path) -> None:
         """What :meth:`_set_up` checks, for a database opened read-only: its schema must need no change."""
         try:
-            _tune(self.db.conn)
+            tune(self.db.conn)
             version = self.get_meta("schema_version")
         except sqlite3.OperationalError as e:
             if "no such table" in str(e):
                 raise IndexDamagedError(f"the index database {self.path} holds no index ({e}); re-index with "
                                         f"`quire index PATH` in a folder you can write to") from e
-            if not _has_log(self.path):
+            if not has_log(self.path):
                 raise QuireError(f"cannot read the index database {self.path}: {e}") from e
             raise IndexReadOnlyError(
                 f"the index at {folder} cannot be read where it is: its folder is read-only and its write-ahead log "
@@ -190,7 +129,7 @@ class Store:
         self.db.enable_wal()
         self.db.execute("PRAGMA synchronous=NORMAL")  # WAL stays consistent; a power cut may lose the last commits
         self.db.execute("PRAGMA foreign_keys=OFF")
-        _tune(self.db.conn)
+        tune(self.db.conn)
         migrated = False
         with self.db.atomic():
             schema.create(self.db)
@@ -217,95 +156,61 @@ class Store:
 
     def close(self) -> None:
         """Close the connections (the main one last, checkpointing the WAL)."""
-        if self._scans is not None:
-            self._scans.shutdown()
-        for reader in self._opened_readers:
-            reader.close()
+        self._scans.close()
         self.db.conn.close()
 
     # -- meta -------------------------------------------------------------------------------------------------
     def get_meta(self, key: str, default: Any = None) -> Any:
         """A JSON value stored under ``key``."""
-        row = self.db.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchone()
-        return json.loads(row[0]) if row else default
+        return meta.get(self.db.conn, key, default)
 
     def set_meta(self, key: str, value: Any) -> None:
         """Store a JSON value (in the caller's transaction, if any)."""
-        self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", [key, json.dumps(value)])
+        meta.put(self.db.conn, key, value)
 
-    def _next_id(self, key: str, table: str, count: int) -> int:
-        """Reserve ``count`` ids; ids are never reused, so an HNSW label always means one sentence."""
-        stored = self.get_meta(key)
-        if stored is None:
-            stored = (self.db.execute(f"SELECT max(id) FROM {table}").fetchone()[0] or 0) + 1
-        self.set_meta(key, stored + count)
-        return int(stored)
-
-    # -- roots ------------------------------------------------------------------------------------------------
+    # -- roots and documents (engine.store.documents) ---------------------------------------------------------
     def add_roots(self, paths: Iterable[str]) -> None:
         """Remember folders and files the user asked to index (the app lists them; `index` with no path reuses)."""
         with self.db.atomic():
-            now = time.time()
-            for p in paths:
-                self.db.execute("INSERT OR IGNORE INTO roots(path, added_at) VALUES (?, ?)", [to_column(p), now])
+            documents.add_roots(self.db.conn, paths)
 
     def remove_roots(self, paths: Iterable[str]) -> None:
         """Forget roots (their documents are removed separately)."""
         with self.db.atomic():
-            for p in paths:
-                self.db.execute("DELETE FROM roots WHERE path = ?", [to_column(p)])
+            documents.remove_roots(self.db.conn, paths)
 
     def roots(self) -> list[str]:
         """Indexed roots, oldest first."""
-        return [from_column(r[0]) for r in self.db.execute("SELECT path FROM roots ORDER BY added_at, path")]
+        return documents.roots(self.db.conn)
 
-    # -- documents --------------------------------------------------------------------------------------------
-    def document(self, path: str) -> dict | None:
+    def document(self, path: str) -> DocumentRecord | None:
         """The record of one file, or None."""
-        rows = list(self.db.query("SELECT * FROM documents WHERE path = ?", [to_column(path)]))
-        return _document_row(rows[0]) if rows else None
+        return documents.get(self.db.conn, path)
 
-    def documents(self, under: str | None = None) -> Iterator[dict]:
+    def documents(self, under: str | None = None) -> Iterator[DocumentRecord]:
         """Records of all files, or of those at or below ``under``, ordered by path."""
-        if under is None:
-            yield from map(_document_row, self.db.query("SELECT * FROM documents ORDER BY path"))
-            return
-        prefix = to_column(under.rstrip("/\\") + "/")
-        yield from map(_document_row, self.db.query(
-            "SELECT * FROM documents WHERE path = ? OR substr(path, 1, ?) = ? ORDER BY path",
-            [to_column(under), len(prefix), prefix],
-        ))
+        return documents.listing(self.db.conn, under)
 
     def documents_by_id(self, ids: Sequence[int]) -> dict[int, dict]:
-        """Records keyed by id."""
-        return {key: _document_row(row) for key, row in self._by_id("documents", ids).items()}
+        """Records as rows keyed by id (:func:`engine.store.documents.rows_by_id`)."""
+        return documents.rows_by_id(self.db.conn, ids)
 
     def duplicates_of(self, content_hash: str) -> list[str]:
         """Paths of indexed files with this exact content."""
-        return [
-            from_column(r[0])
-            for r in self.db.execute(
-                "SELECT path FROM documents WHERE hash = ? AND status = 'indexed' ORDER BY path", [content_hash]
-            )
-        ]
+        return documents.duplicates_of(self.db.conn, content_hash)
 
     def record_unindexed(self, path: str, size: int, mtime: float, content_hash: str, status: str, reason: str) -> list[int]:
         """Record a skipped or failed file; any content it had before is removed. Returns removed sentence ids."""
         with self.db.atomic():
             old = self.document(path)
-            removed = self._delete_content([old["id"]]) if old else []
-            row = {"path": to_column(path), "size": size, "mtime": mtime, "hash": content_hash, "status": status,
-                   "reason": reason, "title": None, "kind": None, "sentences": 0, "updated_at": time.time()}
-            if old:
-                self.db["documents"].update(old["id"], row)
-            else:
-                self.db["documents"].insert(row)
+            removed = self._delete_content([old.id]) if old else []
+            documents.write_unindexed(self.db, old, path, size, mtime, content_hash, status, reason)
         return removed
 
     def touch(self, path: str, size: int, mtime: float) -> None:
         """A file's metadata changed but its bytes did not: remember the new stat so it is not re-read next time."""
         with self.db.atomic():
-            self.db.execute("UPDATE documents SET size = ?, mtime = ? WHERE path = ?", [size, mtime, to_column(path)])
+            documents.touch(self.db.conn, path, size, mtime)
 
     def write_documents(self, docs: Sequence[NewDocument], vectors: np.ndarray, method: str,
                         facets: Sequence[Sequence[tuple] | None] | None = None) -> tuple[list[int], np.ndarray]:
@@ -320,400 +225,155 @@ class Store:
         n_sentences = sum(len(d.sentences) for d in docs)
         if vectors.shape[0] != n_sentences:
             raise ValueError(f"{vectors.shape[0]} vectors for {n_sentences} sentences")
-        table = None if self.derives(method) else schema.create_vector_table(self.db, method)
+        table = self._vectors.table_to_write(method)
         with self.db.atomic():
-            old_ids = [r[0] for r in self.db.execute(
-                f"SELECT id FROM documents WHERE path IN ({','.join('?' * len(docs))})", [to_column(d.path) for d in docs]
-            )] if docs else []
-            removed = self._delete_content(old_ids)
-            first_sentence = self._next_id("next_sentence_id", "sentences", n_sentences)
-            first_passage = self._next_id("next_passage_id", "passages", sum(len(d.passages) for d in docs))
-            sentence_rows: list[tuple] = []
-            passage_rows: list[tuple] = []
-            fts_rows: list[tuple] = []
-            facet_rows: list[tuple] = []
-            sid, pid = first_sentence, first_passage
-            now = time.time()
-            for i, doc in enumerate(docs):
-                if facets is not None and facets[i] is not None:
-                    facet_rows.extend((sid + k, *row) for k, row in enumerate(facets[i]))
-                doc_row = {"path": to_column(doc.path), "size": doc.size, "mtime": doc.mtime, "hash": doc.hash,
-                           "status": "indexed", "reason": doc.reason, "title": doc.title, "kind": doc.kind,
-                           "sentences": len(doc.sentences), "updated_at": now}
-                existing = self.db.execute("SELECT id FROM documents WHERE path = ?", [doc_row["path"]]).fetchone()
-                if existing:
-                    doc_id = existing[0]
-                    self.db["documents"].update(doc_id, doc_row)
-                else:
-                    doc_id = self.db["documents"].insert(doc_row).last_pk
-                passage_of = np.zeros(len(doc.sentences), dtype=np.int64)
-                for first, last in doc.passages:
-                    passage_rows.append((pid, doc_id, first, last))
-                    fts_rows.append((pid, " ".join(s.text for s in doc.sentences[first : last + 1])))
-                    passage_of[first : last + 1] = pid
-                    pid += 1
-                for ordinal, s in enumerate(doc.sentences):
-                    sentence_rows.append((sid, doc_id, ordinal, s.text, s.start, s.end, s.page, int(passage_of[ordinal]), s.hash))
-                    sid += 1
+            removed = self._delete_content(documents.ids_of(self.db.conn, [d.path for d in docs]))
             conn = self.db.conn
-            conn.executemany("INSERT INTO sentences VALUES (?,?,?,?,?,?,?,?,?)", sentence_rows)
-            conn.executemany("INSERT INTO passages VALUES (?,?,?,?)", passage_rows)
-            conn.executemany("INSERT INTO passages_fts(rowid, text) VALUES (?,?)", fts_rows)
-            postings.add(conn, [r[0] for r in passage_rows], [r[1] for r in passage_rows], [r[1] for r in fts_rows])
-            new_ids = np.arange(first_sentence, sid, dtype=np.int64)
+            first_sentence = meta.reserve_ids(conn, "next_sentence_id", "sentences", n_sentences)
+            first_passage = meta.reserve_ids(conn, "next_passage_id", "passages", sum(len(d.passages) for d in docs))
+            now = time.time()
+            doc_ids = [documents.write_indexed(self.db, doc, now) for doc in docs]
+            new_ids = sentences.insert(conn, docs, doc_ids, first_sentence, first_passage)
             if table is not None:
-                _insert_vectors(conn, table, new_ids, vectors)
-            self._insert_facets(facet_rows)
-            self._bump_generation()
+                vectorrows.insert(conn, table, new_ids, vectors)
+            firsts = first_sentence + np.cumsum([0, *(len(d.sentences) for d in docs)])
+            facetrows.insert(conn, [(int(firsts[i]) + k, *row) for i, rows in enumerate(facets or ()) if rows is not None
+                                    for k, row in enumerate(rows)])
+            meta.bump_generation(conn)
         return removed, new_ids
 
     def delete_paths(self, paths: Sequence[str]) -> list[int]:
         """Forget files entirely; returns the sentence ids that disappeared."""
         with self.db.atomic():
-            ids = [r[0] for r in self.db.execute(
-                f"SELECT id FROM documents WHERE path IN ({','.join('?' * len(paths))})", [to_column(p) for p in paths]
-            )] if paths else []
+            ids = documents.ids_of(self.db.conn, paths)
             removed = self._delete_content(ids)
-            for doc_id in ids:
-                self.db.execute("DELETE FROM documents WHERE id = ?", [doc_id])
+            documents.delete(self.db.conn, ids)
         return removed
 
     def _delete_content(self, doc_ids: Sequence[int]) -> list[int]:
         """Delete sentences, passages (and their FTS rows) and vectors of these documents; caller's transaction."""
         removed: list[int] = []
         for doc_id in doc_ids:
-            sentences = self.db.execute(
-                "SELECT id, text, passage_id FROM sentences WHERE doc_id = ? ORDER BY ordinal", [doc_id]
-            ).fetchall()
-            if not sentences:
+            ids = sentences.delete_document(self.db.conn, doc_id)
+            if not ids:
                 continue
-            # a contentless FTS5 row is deleted by sending back exactly the text it was given
-            texts: dict[int, list[str]] = {}
-            for _, text, passage_id in sentences:
-                texts.setdefault(passage_id, []).append(text)
-            self.db.conn.executemany(
-                "INSERT INTO passages_fts(passages_fts, rowid, text) VALUES ('delete', ?, ?)",
-                [(pid, " ".join(parts)) for pid, parts in texts.items()],
-            )
-            postings.forget(self.db.conn, list(texts))
-            self.db.execute("DELETE FROM passages WHERE doc_id = ?", [doc_id])
-            ids = [s[0] for s in sentences]
             # a document's sentence ids are one contiguous run (assigned together in write_documents)
-            for table in [*self.vector_tables(), "facets"]:
-                self.db.execute(f"DELETE FROM [{table}] WHERE sentence_id BETWEEN ? AND ?", [min(ids), max(ids)])
-            self.db.execute("DELETE FROM sentences WHERE doc_id = ?", [doc_id])
-            self.db.execute("UPDATE documents SET sentences = 0 WHERE id = ?", [doc_id])
+            self._vectors.delete(min(ids), max(ids))
+            facetrows.delete(self.db.conn, min(ids), max(ids))
+            documents.emptied(self.db.conn, doc_id)
             removed.extend(ids)
         if removed:
-            self._bump_generation()
+            meta.bump_generation(self.db.conn)
         return removed
 
-    def _bump_generation(self) -> None:
-        """Count every change to the set of sentences; a vector index saved at another generation is stale."""
-        self.set_meta("generation", int(self.get_meta("generation", 0)) + 1)
-
-    # -- sentences and vectors --------------------------------------------------------------------------------
-    def vector_tables(self) -> list[str]:
-        """Names of the per-method vector tables present."""
-        return [t for t in self.db.table_names() if t.startswith("vectors_")]
-
-    def derive(self, method: str, how: DerivedVectors) -> None:
-        """Compute ``method``'s vectors from the sentences' text whenever they are read, and store none: for a method
-        whose vectors cost less to make than to read (the static model's)."""
-        self._derived[method] = how
-
-    def derives(self, method: str) -> bool:
-        """Whether ``method``'s vectors are computed from the text (:meth:`derive`) rather than stored."""
-        return method in self._derived
-
+    # -- sentences and vectors (engine.store.sentences, vectorrows) -------------------------------------------
     def sentence_count(self) -> int:
         """Number of indexed sentences (kept between queries, as the other counts every query needs)."""
-        return self._count("sentences", "SELECT count(*) FROM sentences")
+        return self._counts.count("sentences", sentences.COUNT_SENTENCES)
 
     def sentences_by_id(self, ids: Sequence[int]) -> dict[int, dict]:
         """Sentence rows keyed by id."""
-        return self._by_id("sentences", ids)
+        return sentences.by_ids(self.db.conn, ids)
 
     def sentence_keys(self, ids: Sequence[int], up_to: int) -> dict[int, tuple[int, int]]:
         """(document id, number of documents holding the same sentence, counted up to ``up_to``) of sentences keyed
-        by id: what ranking needs of each of hundreds of semantic hits, the count telling boilerplate (headers,
-        footers, licence blocks).
-
-        One statement: each count is a subquery on the (hash, doc_id) covering index, which on the 3.09M-sentence
-        corpus took 3.2 ms for 200 hits where a second statement for the counts made it 4.3. The cap keeps a
-        sentence repeated thousands of times from being counted once per hit (120 ms for one query).
-        """
-        out: dict[int, tuple[int, int]] = {}
-        for chunk, marks in in_chunks(ids):
-            for sid, doc_id, copies in self.db.execute(
-                "SELECT s.id, s.doc_id, (SELECT count(*) FROM (SELECT DISTINCT t.doc_id FROM sentences t "
-                f"WHERE t.hash = s.hash LIMIT ?)) FROM sentences s WHERE s.id IN ({marks})", [up_to, *chunk]
-            ):
-                out[sid] = (doc_id, copies)
-        return out
-
-    def _dicts(self, sql: str, params: Sequence[Any]) -> list[dict]:
-        """Rows as dicts, for the reads every search makes: ``db.query`` wraps each read in a savepoint, two more
-        statements per read."""
-        cursor = self.db.conn.execute(sql, params)
-        keys = [d[0] for d in cursor.description]
-        return [dict(zip(keys, row)) for row in cursor]
-
-    def _by_id(self, table: str, ids: Sequence[int]) -> dict[int, dict]:
-        out: dict[int, dict] = {}
-        for chunk, marks in in_chunks(ids):
-            for row in self._dicts(f"SELECT * FROM {table} WHERE id IN ({marks})", chunk):
-                out[row["id"]] = row
-        return out
+        by id (:func:`engine.store.sentences.keys`)."""
+        return sentences.keys(self.db.conn, ids, up_to)
 
     def neighbours(self, doc_id: int, ordinal: int, radius: int) -> list[dict]:
         """Sentences ``ordinal - radius`` .. ``ordinal + radius`` of a document, in order."""
-        return self._dicts(
-            "SELECT * FROM sentences WHERE doc_id = ? AND ordinal BETWEEN ? AND ? ORDER BY ordinal",
-            [doc_id, ordinal - radius, ordinal + radius],
-        )
+        return sentences.neighbours(self.db.conn, doc_id, ordinal, radius)
 
     def document_sentences(self, doc_id: int) -> list[dict]:
         """Every sentence row of one document, in order (what "more like this" picks its query from)."""
-        return self._dicts("SELECT * FROM sentences WHERE doc_id = ? ORDER BY ordinal", [doc_id])
+        return sentences.of_document(self.db.conn, doc_id)
 
     def sentence_spans(self, doc_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
-        """(first, last) sentence id of each of ``doc_ids`` that has sentences.
-
-        A document's sentences are written together under consecutive ids (:meth:`write_documents`), so its first
-        sentence's id and its count of sentences bound exactly its sentences: one index seek per document, where
-        listing the ids of a query's few hundred candidate documents would be tens of thousands of rows.
-        """
-        out: dict[int, tuple[int, int]] = {}
-        for chunk, marks in in_chunks(doc_ids):
-            for doc_id, first, count in self.db.execute(
-                "SELECT d.id, s.id, d.sentences FROM documents d JOIN sentences s ON s.doc_id = d.id AND s.ordinal = 0 "
-                f"WHERE d.id IN ({marks})", chunk
-            ):
-                out[doc_id] = (first, first + count - 1)
-        return out
+        """(first, last) sentence id of each of ``doc_ids`` that has sentences (:func:`engine.store.sentences.spans`)."""
+        return sentences.spans(self.db.conn, doc_ids)
 
     def iter_documents(self, batch: int = 10_000, *, without_vectors_for: str | None = None) -> Iterator[StoredSentences]:
         """Sentences of whole documents, about ``batch`` at a time (a batch ends where a document does, so one longer
         than ``batch`` comes whole); with ``without_vectors_for``, only batches holding a sentence that method has
         not embedded. Re-embedding reads this: a sentence's vector may take in its neighbours' words."""
-        missing, join = "1", ""
-        if without_vectors_for and not self.derives(without_vectors_for):
-            table = schema.create_vector_table(self.db, without_vectors_for)
-            missing, join = "v.sentence_id IS NULL", f"LEFT JOIN [{table}] v ON v.sentence_id = s.id"
-        select = f"SELECT s.id, s.doc_id, s.ordinal, s.text, {missing}, s.hash FROM sentences s {join}"
-        last = -1
-        while True:
-            rows = self.db.execute(
-                f"{select} WHERE s.doc_id > ? ORDER BY s.doc_id, s.ordinal LIMIT ?", [last, batch]
-            ).fetchall()
-            if not rows:
-                return
-            last = rows[-1][1]
-            if len(rows) == batch:  # the last document may go on past the limit
-                rows += self.db.execute(
-                    f"{select} WHERE s.doc_id = ? AND s.ordinal > ? ORDER BY s.ordinal", [last, rows[-1][2]]
-                ).fetchall()
-            flags = np.fromiter((bool(r[4]) for r in rows), dtype=bool, count=len(rows))
-            if not flags.any():
-                continue
-            docs = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
-            starts = np.flatnonzero(np.r_[True, docs[1:] != docs[:-1]])
-            yield StoredSentences(
-                ids=np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)),
-                texts=[r[3] for r in rows], hashes=np.fromiter((r[5] for r in rows), dtype=np.int64, count=len(rows)),
-                doc_sizes=np.diff(np.r_[starts, len(rows)]), missing=flags,
-            )
+        return self._vectors.documents_missing(without_vectors_for, batch)
 
     def set_sentence_hashes(self, ids: np.ndarray, hashes: np.ndarray) -> None:
         """Give sentences other hashes (a short line carries the hash of the sentence its vector stands for,
         engine.embed.context)."""
         with self.db.atomic():
-            self.db.conn.executemany("UPDATE sentences SET hash = ? WHERE id = ?", zip(hashes.tolist(), ids.tolist()))
+            sentences.set_hashes(self.db.conn, ids, hashes)
+
+    def random_sentence_ids(self, n: int, seed: int = 0) -> np.ndarray:
+        """Up to ``n`` sentence ids drawn uniformly (for calibration)."""
+        if self.sentence_count() == 0:
+            return np.zeros(0, np.int64)
+        return sentences.random_ids(self.db.conn, n, seed)
+
+    def vector_tables(self) -> list[str]:
+        """Names of the per-method vector tables present."""
+        return self._vectors.tables()
+
+    def derive(self, method: str, how: DerivedVectors) -> None:
+        """Compute ``method``'s vectors from the sentences' text whenever they are read, and store none: for a method
+        whose vectors cost less to make than to read (the static model's)."""
+        self._vectors.derive(method, how)
+
+    def derives(self, method: str) -> bool:
+        """Whether ``method``'s vectors are computed from the text (:meth:`derive`) rather than stored."""
+        return self._vectors.derives(method)
 
     def add_vectors(self, method: str, ids: np.ndarray, vectors: np.ndarray) -> None:
         """Store vectors for existing sentences (re-embedding with another method); nothing for a method whose
         vectors are derived."""
-        if self.derives(method):
+        table = self._vectors.table_to_write(method)
+        if table is None:
             return
-        table = schema.create_vector_table(self.db, method)
         with self.db.atomic():
-            _insert_vectors(self.db.conn, table, ids, vectors, replace=True)
+            vectorrows.insert(self.db.conn, table, ids, vectors, replace=True)
 
     def vectors(self, method: str, ids: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(ids, float32 vectors) of one method: all of them, or those of ``ids`` (missing ones left out)."""
-        if self.derives(method):
-            return self._derived_vectors(method, ids)
-        table = schema.vector_table(method)
-        if table not in self.db.table_names():
-            return np.zeros(0, np.int64), np.zeros((0, 0), np.float32)
-        if ids is None:
-            rows = self.db.execute(f"SELECT sentence_id, vector FROM [{table}] ORDER BY sentence_id").fetchall()
-        else:
-            rows = []
-            for chunk, marks in in_chunks(ids):
-                rows += self.db.execute(
-                    f"SELECT sentence_id, vector FROM [{table}] WHERE sentence_id IN ({marks})", chunk
-                ).fetchall()
-        return _vector_rows(rows)
+        return self._vectors.read(method, ids)
 
     def vector_batches(self, method: str, batch: int = 65_536) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """All (ids, float32 vectors) of one method, ``batch`` rows at a time (in id order; whole documents at a time
-        where the vectors are derived): rebuilding a graph of millions of sentences must not hold every vector twice
-        over (bytes rows, then the matrix)."""
-        if self.derives(method):
-            encode = self._derived[method].encode
-            for part in self.iter_documents(batch):
-                yield part.ids, encode(part.texts, part.doc_sizes)
-            return
-        table = schema.vector_table(method)
-        if table not in self.db.table_names():
-            return
-        last = -1
-        while True:
-            rows = self.db.execute(
-                f"SELECT sentence_id, vector FROM [{table}] WHERE sentence_id > ? ORDER BY sentence_id LIMIT ?",
-                [last, batch],
-            ).fetchall()
-            if not rows:
-                return
-            yield _vector_rows(rows)
-            last = rows[-1][0]
+        """All (ids, float32 vectors) of one method, ``batch`` rows at a time (:meth:`VectorRows.batches`)."""
+        return self._vectors.batches(method, batch)
 
     def vector_ids(self, method: str) -> np.ndarray:
         """Sentence ids that have a vector for ``method`` (every sentence, where its vectors are derived)."""
-        if self.derives(method):
-            rows = self.db.execute("SELECT id FROM sentences").fetchall()
-            return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        table = schema.vector_table(method)
-        if table not in self.db.table_names():
-            return np.zeros(0, np.int64)
-        rows = self.db.execute(f"SELECT sentence_id FROM [{table}]").fetchall()
-        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-
-    def _derived_vectors(self, method: str, ids: Sequence[int] | None) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`vectors` of a derived method: the asked sentences with the sentences within ``reach`` of them, run
-        by run of consecutive sentences of one document, are embedded as documents of their own; that gives each
-        asked sentence the vector its whole document gives (DerivedVectors), for a few times its own cost."""
-        if ids is None:
-            parts = list(self.vector_batches(method))
-            if not parts:
-                return np.zeros(0, np.int64), np.zeros((0, 0), np.float32)
-            every, vectors = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
-            order = np.argsort(every)
-            return every[order], vectors[order]
-        how = self._derived[method]
-        rows: dict[int, tuple[int, int, str]] = {}
-        for chunk, marks in in_chunks(ids):
-            for sid, doc_id, ordinal, text in self.db.execute(
-                f"SELECT w.id, w.doc_id, w.ordinal, w.text FROM sentences s JOIN sentences w ON w.doc_id = s.doc_id "
-                f"AND w.ordinal BETWEEN s.ordinal - ? AND s.ordinal + ? WHERE s.id IN ({marks})",
-                [how.reach, how.reach, *chunk],
-            ):
-                rows[sid] = (doc_id, ordinal, text)
-        if not rows:
-            return np.zeros(0, np.int64), np.zeros((0, 0), np.float32)
-        order = sorted(rows, key=rows.__getitem__)
-        place = np.array([rows[sid][:2] for sid in order], dtype=np.int64)
-        # a run ends where the document changes or an ordinal is skipped
-        starts = np.flatnonzero(np.r_[True, (place[1:, 0] != place[:-1, 0]) | (place[1:, 1] != place[:-1, 1] + 1)])
-        vectors = how.encode([rows[sid][2] for sid in order], np.diff(np.r_[starts, len(order)]))
-        at = {sid: i for i, sid in enumerate(order)}
-        found = np.array([int(i) for i in ids if int(i) in at], dtype=np.int64)
-        return found, vectors[[at[sid] for sid in found.tolist()]].astype(np.float32)
+        return self._vectors.ids(method)
 
     def drop_vectors(self, method: str) -> None:
         """Remove a method's vectors (used when a method is abandoned)."""
         with self.db.atomic():
-            self.db.execute(f"DROP TABLE IF EXISTS [{schema.vector_table(method)}]")
+            self._vectors.drop(method)
 
-    def random_sentence_ids(self, n: int, seed: int = 0) -> np.ndarray:
-        """Up to ``n`` sentence ids drawn uniformly (for calibration)."""
-        count = self.sentence_count()
-        if count == 0:
-            return np.zeros(0, np.int64)
-        rows = self.db.execute(
-            "SELECT id FROM sentences ORDER BY (id * 2654435761 + ?) % 4294967291 LIMIT ?", [seed, n]
-        ).fetchall()
-        return np.array([r[0] for r in rows], dtype=np.int64)
-
-    # -- facets -----------------------------------------------------------------------------------------------
-    def add_facets(self, rows: Iterable[tuple[int, int, bytes, bytes, bytes]]) -> None:
+    # -- facets (engine.store.facetrows) ----------------------------------------------------------------------
+    def add_facets(self, rows: Iterable[facetrows.FacetRow]) -> None:
         """Store (sentence id, k, words, mixtures, mass) rows (``engine.facets.extract.FacetBatch.packed``), replacing
         old ones."""
         with self.db.atomic():
-            self._insert_facets(rows)
-
-    def _insert_facets(self, rows: Iterable[tuple[int, int, bytes, bytes, bytes]]) -> None:
-        """:meth:`add_facets` in the caller's transaction."""
-        self.db.conn.executemany("INSERT OR REPLACE INTO facets VALUES (?, ?, ?, ?, ?)", rows)
+            facetrows.insert(self.db.conn, rows)
 
     def facets(self, ids: Sequence[int]) -> dict[int, tuple[int, bytes, bytes, bytes]]:
         """Stored facet rows (k, words, mixtures, mass) keyed by sentence id; sentences without facets left out."""
-        out: dict[int, tuple[int, bytes, bytes, bytes]] = {}
-        for chunk, marks in in_chunks(ids):
-            for sid, *row in self.db.execute(
-                f"SELECT sentence_id, k, words, mixtures, mass FROM facets WHERE sentence_id IN ({marks})",
-                chunk,
-            ):
-                out[int(sid)] = tuple(row)
-        return out
+        return facetrows.read(self.db.conn, ids)
 
     def clear_facets(self) -> None:
         """Forget every sentence's facets (the static model they were computed with changed)."""
         with self.db.atomic():
-            self.db.execute("DELETE FROM facets")
+            facetrows.clear(self.db.conn)
 
     # -- lexical ----------------------------------------------------------------------------------------------
     def passage_count(self) -> int:
         """Number of passages (the N of BM25's IDF)."""
-        return self._count("passages", "SELECT count(*) FROM passages")
+        return self._counts.count("passages", sentences.COUNT_PASSAGES)
 
     def bm25(self, match: str, limit: int | None, *, parts: int = 1) -> list[tuple[int, int, float]]:
-        """(passage id, document id, BM25 score, higher is better) of the best passages for an FTS5 query (``limit``
-        None: every matching passage).
-
-        ``parts`` > 1 splits the scan by passage id over that many connections (at most :data:`SCAN_PARTS`) and
-        keeps the best ``limit`` of their rows, best first, ties by id: for a query that matches many passages.
-        Every part's bm25() takes its statistics from the whole table, so the scores are the unsplit scan's.
-        """
-        parts = max(1, min(parts, SCAN_PARTS))
-        if parts > 1:
-            first = self._count("first passage", "SELECT coalesce(min(id), 0) FROM passages")
-            last = self._count("last passage", "SELECT coalesce(max(id), 0) FROM passages")
-            parts = min(parts, last - first + 1)
-        if parts <= 1:
-            return _bm25_rows(self.db.conn, match, limit)
-        bounds = [first + (last - first + 1) * i // parts for i in range(parts + 1)]
-        ranges = [(bounds[i], bounds[i + 1] - 1) for i in range(parts)]
-        readers = [self._reader() for _ in ranges[1:]]
-        try:
-            scans = [self._scan_pool().submit(_bm25_rows, c, match, limit, r) for c, r in zip(readers, ranges[1:])]
-            rows = _bm25_rows(self.db.conn, match, limit, ranges[0])
-            for scan in scans:
-                rows += scan.result()
-        finally:
-            for reader in readers:
-                self._readers.put(reader)
-        return sorted(rows, key=lambda r: (-r[2], r[0]))[:limit]  # [:None] keeps them all
-
-    def _reader(self) -> sqlite3.Connection:
-        """A connection for one part of a split scan: a free one, or a new one (readers never wait in WAL mode)."""
-        try:
-            return self._readers.get_nowait()
-        except queue.Empty:
-            reader = self._connect()
-            _tune(reader)
-            reader.execute("PRAGMA query_only=ON")
-            with self._scans_lock:
-                self._opened_readers.append(reader)
-            return reader
-
-    def _scan_pool(self) -> ThreadPoolExecutor:
-        with self._scans_lock:
-            if self._scans is None:
-                self._scans = ThreadPoolExecutor(SCAN_PARTS - 1, thread_name_prefix="quire-bm25")
-            return self._scans
+        """(passage id, document id, BM25 score, higher is better) of the best passages for an FTS5 query
+        (:meth:`engine.store.scans.FtsScans.bm25`)."""
+        return self._scans.bm25(match, limit, parts=parts)
 
     def word_index_ready(self) -> bool:
         """Whether the word index covers every passage (an index made before it existed has to build it first:
@@ -727,13 +387,13 @@ class Store:
         ``added``: (passage ids, scores) of quoted phrases that FTS5 scored, added first. The words' document
         frequencies are kept for :meth:`term_document_frequencies`. ``collection``: the statistics to score with, for
         a shard of a collection (:meth:`word_statistics` summed over the shards)."""
-        rows, df = self._words.scores(self.db.conn, self._version(), stems, limit, added, collection)
-        self._counts().update({"term:" + s: df.get(s, 0) for s in stems})
+        rows, df = self._words.scores(self.db.conn, self._counts.version(), stems, limit, added, collection)
+        self._counts.current().update({"term:" + s: df.get(s, 0) for s in stems})
         return rows
 
     def word_statistics(self, stems: Sequence[str]) -> WordStatistics:
         """This index's BM25 statistics for ``stems`` from the word index (which must be ready)."""
-        return self._words.statistics(self.db.conn, self._version(), stems)
+        return self._words.statistics(self.db.conn, self._counts.version(), stems)
 
     def build_word_index(self, *, batch: int = 5_000, progress: Callable[[int, int], None] | None = None,
                          cancel: threading.Event | None = None) -> None:
@@ -759,7 +419,7 @@ class Store:
                 if not rows:
                     postings.forget_unindexed(self.db.conn)
                     postings.compact(self.db.conn)
-                    self.db.execute("DELETE FROM meta WHERE key = ?", [postings.BACKFILL_META])
+                    meta.delete(self.db.conn, postings.BACKFILL_META)
                     return
                 texts = self.passage_texts([r[0] for r in rows])
                 postings.add(self.db.conn, [r[0] for r in rows], [r[1] for r in rows],
@@ -780,26 +440,6 @@ class Store:
         """Give the disk space of removed documents back (:func:`engine.store.space.reclaim`)."""
         return space.reclaim(self.db.conn, self.path)
 
-    def _version(self) -> tuple[int, int]:
-        """Changes when the database does: PRAGMA data_version moves when another connection commits,
-        total_changes when this one writes."""
-        return int(self.db.execute("PRAGMA data_version").fetchone()[0]), self.db.conn.total_changes
-
-    def _counts(self) -> dict[str, int]:
-        """A cache of counts that only a write changes (:meth:`_version`). Every query needs the collection's size
-        and its words' document frequencies, and on an index of millions of sentences each costs milliseconds to
-        count."""
-        version = self._version()
-        if version != self._cache_version or len(self._cache) > COUNT_CACHE_ENTRIES:
-            self._cache, self._cache_version = {}, version
-        return self._cache
-
-    def _count(self, key: str, sql: str) -> int:
-        cache = self._counts()
-        if key not in cache:
-            cache[key] = int(self.db.execute(sql).fetchone()[0])
-        return cache[key]
-
     def term_document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
         """Passages containing each (stemmed, as FTS5 stores it) term; terms in none are left out.
 
@@ -807,181 +447,38 @@ class Store:
         ms a query on the 3.09M-sentence corpus); kept while the database is unchanged, as typing a query asks for
         the same words at every keystroke.
         """
-        cache = self._counts()
+        cache = self._counts.current()
         missing = sorted({t for t in terms if "term:" + t not in cache})
         if missing and self.word_index_ready():
-            found = self._words.frequencies(self.db.conn, self._version(), missing)
+            found = self._words.frequencies(self.db.conn, self._counts.version(), missing)
             cache.update({"term:" + t: found.get(t, 0) for t in missing})
         elif missing:
-            found = dict(self.db.execute(
-                f"SELECT term, doc FROM passages_vocab WHERE term IN ({','.join('?' * len(missing))})", missing
-            ).fetchall())
-            cache.update({"term:" + t: int(found.get(t, 0)) for t in missing})
+            found = scans.document_frequencies(self.db.conn, missing)
+            cache.update({"term:" + t: found.get(t, 0) for t in missing})
         return {t: n for t in terms if (n := cache.get("term:" + t, 0))}
 
     def passages_of(self, passage_ids: Sequence[int]) -> dict[int, dict]:
         """Passage rows keyed by id."""
-        return self._by_id("passages", passage_ids)
+        return sentences.passages_by_ids(self.db.conn, passage_ids)
 
     def sentences_of_passages(self, passage_ids: Sequence[int]) -> dict[int, list[dict]]:
         """Each passage's sentences in order, keyed by passage id (passages without sentences left out)."""
-        out: dict[int, list[dict]] = {}
-        for chunk, marks in in_chunks(sorted({int(i) for i in passage_ids})):
-            # a passage's sentences have consecutive ids in ordinal order: ordering by id lets SQLite walk the
-            # passage_id index in order instead of sorting
-            for row in self._dicts(
-                f"SELECT * FROM sentences WHERE passage_id IN ({marks}) ORDER BY passage_id, id",
-                chunk,
-            ):
-                out.setdefault(row["passage_id"], []).append(row)
-        return out
+        return sentences.of_passages(self.db.conn, passage_ids)
 
     def passage_texts(self, passage_ids: Sequence[int]) -> dict[int, str]:
-        """Each passage's text as FTS5 was given it (its sentences joined by spaces), keyed by passage id: what
-        counting a passage's words needs, joined in SQLite rather than built into a dict per sentence."""
-        out: dict[int, str] = {}
-        for chunk, marks in in_chunks(sorted({int(i) for i in passage_ids})):
-            out.update(self.db.execute(
-                f"SELECT passage_id, group_concat(text, ' ') FROM sentences "
-                f"WHERE passage_id IN ({marks}) GROUP BY passage_id",
-                chunk,
-            ).fetchall())
-        return out
+        """Each passage's text as FTS5 was given it (its sentences joined by spaces), keyed by passage id."""
+        return sentences.passage_texts(self.db.conn, passage_ids)
 
     def indexed_count(self) -> int:
         """Number of indexed documents (cheap: unlike :meth:`stats`, it does not count sentences)."""
-        return self._count("indexed", "SELECT count(*) FROM documents WHERE status = 'indexed'")
+        return self._counts.count("indexed", documents.COUNT_INDEXED)
 
     def stats(self) -> dict[str, int]:
         """Counts for `status`: documents by status, sentences, passages."""
         out = {"documents": 0, "indexed": 0, "skipped": 0, "failed": 0}
-        for status, n in self.db.execute("SELECT status, count(*) FROM documents GROUP BY status"):
-            out[status] = int(n)
-            out["documents"] += int(n)
+        for status, n in documents.counts_by_status(self.db.conn).items():
+            out[status] = n
+            out["documents"] += n
         out["sentences"] = self.sentence_count()
         out["passages"] = self.passage_count()
         return out
-
-
-@contextmanager
-def reporting_damage(path: Path) -> Iterator[None]:
-    """Turn SQLite's report of a damaged database file at ``path`` into :class:`IndexDamagedError`, which says
-    what to do; other database errors pass unchanged."""
-    try:
-        yield
-    except sqlite3.DatabaseError as e:
-        # SQLITE_CORRUPT and its extended codes (an FTS5 table: _VTAB), SQLITE_NOTADB: not a database at all
-        if not getattr(e, "sqlite_errorname", "").startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
-            raise
-        raise IndexDamagedError(
-            f"the index database {path} is damaged ({e}); move the folder {path.parent} away (or delete it) and "
-            f"re-index with `quire index PATH`"
-        ) from e
-
-
-def _empty_file(path: Path) -> bool:
-    """Whether ``path`` is a database file of 0 bytes with no write-ahead log holding its pages."""
-    try:
-        if path.stat().st_size:
-            return False
-        wal = path.with_name(path.name + "-wal")
-        return not wal.exists() or wal.stat().st_size == 0
-    except OSError:
-        return False
-
-
-def _has_log(path: Path) -> bool:
-    """Whether the database at ``path`` has a write-ahead log holding pages (a writer is open, or was killed)."""
-    try:
-        return path.with_name(path.name + "-wal").stat().st_size > 0
-    except OSError:
-        return False
-
-
-def _make_folder(folder: Path) -> None:
-    """Create the index folder and its parents, or say in one line why it cannot be."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except FileExistsError as e:  # the path itself is a file
-        raise ConfigError(f"{folder} is a file, not a folder; give the index a folder of its own") from e
-    except NotADirectoryError as e:
-        file = next((p for p in folder.parents if p.is_file()), folder.parent)
-        raise ConfigError(f"cannot make the index folder {folder}: {file} is a file, not a folder; "
-                          f"choose another place for the index") from e
-    except OSError as e:
-        raise IndexReadOnlyError(f"cannot make the index folder {folder}: {_why_unwritable(folder, e)}; "
-                                 f"choose a folder you can write to") from e
-
-
-def _cannot_create(lock: Path) -> OSError | None:
-    """Why the file ``lock`` cannot be created or opened for writing in its folder, or None when it can.
-
-    Tried for real rather than asked of os.access: that answers for the real user id, and a folder in /proc says
-    it is writable, then refuses every new file with ENOENT (which filelock would retry until its timeout).
-    """
-    try:
-        os.close(os.open(lock, os.O_RDWR | os.O_CREAT, 0o644))
-    except OSError as e:
-        return e
-    return None
-
-
-def _why_unwritable(folder: Path, error: OSError) -> str:
-    """Why files cannot be made in ``folder``, in a few words: a read-only or virtual file system, permissions."""
-    probe = next((p for p in (folder, *folder.parents) if p.exists()), folder)
-    try:
-        read_only = bool(os.statvfs(probe).f_flag & os.ST_RDONLY)
-    except (OSError, AttributeError):  # no statvfs on Windows
-        read_only = False
-    if read_only or error.errno == errno.EROFS:
-        return f"{probe} is on a read-only file system"
-    if Path(os.path.abspath(probe)).parts[1:2] in (("proc",), ("sys",)):
-        return f"{probe} is in a virtual file system of the kernel, not on a disk"
-    if error.errno in (errno.EACCES, errno.EPERM):
-        return f"this account may not write in {probe}"
-    return error.strerror or str(error)
-
-
-def _document_row(row: dict) -> dict:
-    """A documents row with its path as the file system knows it (engine.text.paths)."""
-    row["path"] = from_column(row["path"])
-    return row
-
-
-def _tune(conn: sqlite3.Connection) -> None:
-    """Cache and memory-map settings of every connection to an index.
-
-    Bulk writes touch the FTS5 and sentence b-trees all over: a 64 MB page cache (the default is 2 MB) keeps them in
-    memory, and reads of an index of millions of sentences go through the OS page cache via mmap.
-    """
-    conn.execute(f"PRAGMA cache_size={-SQLITE_CACHE_KB}")
-    conn.execute("PRAGMA temp_store=MEMORY")
-    conn.execute(f"PRAGMA mmap_size={SQLITE_MMAP_BYTES}")
-
-
-def _bm25_rows(conn: sqlite3.Connection, match: str, limit: int | None,
-               ids: tuple[int, int] | None = None) -> list[tuple[int, int, float]]:
-    """:meth:`Store.bm25` on one connection, over the passages with ids in the range ``ids`` (None: all)."""
-    within = " AND f.rowid BETWEEN ? AND ?" if ids else ""
-    rows = conn.execute(
-        "SELECT f.rowid, p.doc_id, -bm25(passages_fts) AS score FROM passages_fts f "
-        f"JOIN passages p ON p.id = f.rowid WHERE passages_fts MATCH ?{within} ORDER BY bm25(passages_fts) LIMIT ?",
-        [match, *(ids or ()), -1 if limit is None else limit],  # LIMIT -1: no limit
-    ).fetchall()
-    return [(int(r[0]), int(r[1]), float(r[2])) for r in rows]
-
-
-def _insert_vectors(conn: sqlite3.Connection, table: str, ids: np.ndarray, vectors: np.ndarray, *,
-                    replace: bool = False) -> None:
-    """Store vectors as float16 blobs keyed by sentence id (in the caller's transaction)."""
-    conn.executemany(f"INSERT {'OR REPLACE ' if replace else ''}INTO [{table}](sentence_id, vector) VALUES (?, ?)",
-                     zip(ids.tolist(), (row.tobytes() for row in vectors.astype(VECTOR_DTYPE))))
-
-
-def _vector_rows(rows: list[tuple[int, bytes]]) -> tuple[np.ndarray, np.ndarray]:
-    """(ids, float32 matrix) of (sentence id, float16 blob) rows."""
-    if not rows:
-        return np.zeros(0, np.int64), np.zeros((0, 0), np.float32)
-    out_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=VECTOR_DTYPE).reshape(len(rows), -1)
-    return out_ids, matrix.astype(np.float32)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.store.database import VECTOR_DTYPE
 from engine.store.files import replace_file
+from engine.store.vectorrows import VECTOR_DTYPE
 
 
 class FullRows:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import sqlite_utils
 
 from engine import embed
 from engine.store import postings
 
-# 2: facets table (issue 7). 3: the word index (engine.store.postings). 4: facets stored as word mixtures.
-# 5: CJK text counted as pairs of letters in the word index (engine.text.terms). 6: no stored vectors of the
-# methods whose vectors are computed from the text (engine.embed.derived, the static model's), nor stored facets.
-SCHEMA_VERSION = 6
 # Sentences with Han, kana or Hangul letters: an index that holds any has its word index rebuilt on the way to 5.
 _CJK_GLOB = "*[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]*"
 
@@ -103,30 +101,65 @@ def create_facets_table(db: sqlite_utils.Database) -> None:
     )
 
 
-def migrate(db: sqlite_utils.Database, version: int) -> bool:
-    """Bring an index made with schema ``version`` up to :data:`SCHEMA_VERSION`; returns whether the word index has
-    to be built (again) for the passages already there.
-
-    1 -> 2 adds the facets table; sentences indexed before have no facets until re-indexed, and searches compute
-    those on the fly. 2 -> 3 adds the word index's tables; the store plans filling them for the passages already
-    there (searches use FTS5 alone until that is done). 3 -> 4 replaces the facets table (int8 centres) with one of
-    word mixtures; the facets stored before are dropped and, like those of 1, computed by searches when needed.
-    4 -> 5 empties the word index of an index that holds CJK text, which it counted as whole runs of letters.
-    5 -> 6 drops the vector tables of derived methods (the static model's): their vectors are computed from the text
-    when read; and the stored facets, which results compute when shown (engine.config.IndexConfig.facets). The
-    caller gives their space back.
-    """
-    if version < 6:
-        for method in embed.derived():
-            db.execute(f"DROP TABLE IF EXISTS [{vector_table(method)}]")
-        db.execute("DELETE FROM facets")
-    if version < 4:
-        db.execute("DROP TABLE IF EXISTS facets")
-        create_facets_table(db)
-    if version < 3:
-        postings.create(db)
-        return True
-    if version < 5 and db.execute("SELECT 1 FROM sentences WHERE text GLOB ? LIMIT 1", [_CJK_GLOB]).fetchone():
-        postings.clear(db)
-        return True
+def _facets_table(db: sqlite_utils.Database) -> bool:
+    """2: the facets table (issue 7). Sentences indexed before have no facets until re-indexed; searches compute
+    those on the fly."""
+    create_facets_table(db)
     return False
+
+
+def _word_index(db: sqlite_utils.Database) -> bool:
+    """3: the word index's tables (engine.store.postings). The passages already there are indexed by the next
+    indexing run; searches use FTS5 alone until that is done."""
+    postings.create(db)
+    return True
+
+
+def _facets_as_mixtures(db: sqlite_utils.Database) -> bool:
+    """4: facets stored as word mixtures, not int8 centres. Those stored before are dropped and, like those of 1,
+    computed by searches when needed."""
+    db.execute("DROP TABLE IF EXISTS facets")
+    create_facets_table(db)
+    return False
+
+
+def _cjk_pairs(db: sqlite_utils.Database) -> bool:
+    """5: CJK text counted as pairs of letters in the word index (engine.text.terms): the word index of an index
+    that holds CJK text, which counted it as whole runs of letters, is emptied to be built again."""
+    if db.execute("SELECT 1 FROM sentences WHERE text GLOB ? LIMIT 1", [_CJK_GLOB]).fetchone() is None:
+        return False
+    postings.clear(db)
+    return True
+
+
+def _no_derived_rows(db: sqlite_utils.Database) -> bool:
+    """6: no stored vectors of the methods whose vectors are computed from the text (engine.embed.derived, the
+    static model's), nor stored facets, which results compute when shown (engine.config.IndexConfig.facets). The
+    caller gives their space back."""
+    for method in embed.derived():
+        db.execute(f"DROP TABLE IF EXISTS [{vector_table(method)}]")
+    db.execute("DELETE FROM facets")
+    return False
+
+
+# Every change of the schema, in order: (the version it makes, the step from the version before). A step returns
+# whether the word index has to be built (again) for the passages already there. A new change goes at the end.
+MIGRATIONS: tuple[tuple[int, Callable[[sqlite_utils.Database], bool]], ...] = (
+    (2, _facets_table),
+    (3, _word_index),
+    (4, _facets_as_mixtures),
+    (5, _cjk_pairs),
+    (6, _no_derived_rows),
+)
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+
+def migrate(db: sqlite_utils.Database, version: int) -> bool:
+    """Bring an index made with schema ``version`` up to :data:`SCHEMA_VERSION` by the steps of :data:`MIGRATIONS`
+    after it, in order (in the caller's transaction; :func:`create` has run); returns whether the word index has to
+    be built (again) for the passages already there."""
+    rebuild = False
+    for to, step in MIGRATIONS:
+        if version < to:
+            rebuild = step(db) or rebuild
+    return rebuild

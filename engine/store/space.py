@@ -77,8 +77,8 @@ def reclaim(conn: sqlite3.Connection, path: Path) -> Reclaimed:
     elif free and mode == AUTO_VACUUM_NONE and free >= VACUUM_FREE_SHARE * pages:
         log.info("vacuuming %s: %d of its %d pages are free", path, free, pages)
         conn.execute(f"PRAGMA auto_vacuum={AUTO_VACUUM_INCREMENTAL}")
-        # the copy VACUUM makes goes where temporary tables do: the store keeps those in memory (engine.store.database
-        # _tune), which for a large index would mean its whole size in RAM
+        # the copy VACUUM makes goes where temporary tables do: the store keeps those in memory (engine.store.connection
+        # tune), which for a large index would mean its whole size in RAM
         store = conn.execute("PRAGMA temp_store").fetchone()[0]
         conn.execute("PRAGMA temp_store=FILE")
         try:

@@ -1,0 +1,150 @@
+"""The ``documents`` table (one record per file: its stat, content hash, status and title) and the ``roots`` the user
+asked to index. Paths are stored as engine.text.paths writes them and returned as the file system knows them."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+import sqlite_utils
+
+from engine.ingest.documents import NewDocument
+from engine.store.chunks import by_id
+from engine.text.paths import from_column, to_column
+
+_COLUMNS = "id, path, size, mtime, hash, status, reason, title, kind, sentences, updated_at"
+COUNT_INDEXED = "SELECT count(*) FROM documents WHERE status = 'indexed'"
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    """What the index knows of one file. ``status`` is indexed, skipped or failed, with the ``reason`` for the last
+    two (or a note on an indexed file, such as a cut at the sentence limit); ``hash`` is of its content and
+    ``sentences`` how many it has in the index."""
+
+    id: int
+    path: str
+    size: int | None
+    mtime: float | None
+    hash: str | None
+    status: str
+    reason: str | None
+    title: str | None
+    kind: str | None
+    sentences: int | None
+    updated_at: float | None
+
+
+def _record(row: tuple) -> DocumentRecord:
+    return DocumentRecord(row[0], from_column(row[1]), *row[2:])
+
+
+def get(conn: sqlite3.Connection, path: str) -> DocumentRecord | None:
+    """The record of one file, or None."""
+    row = conn.execute(f"SELECT {_COLUMNS} FROM documents WHERE path = ?", [to_column(path)]).fetchone()
+    return _record(row) if row else None
+
+
+def listing(conn: sqlite3.Connection, under: str | None = None) -> Iterator[DocumentRecord]:
+    """Records of all files, or of those at or below ``under``, ordered by path."""
+    if under is None:
+        yield from map(_record, conn.execute(f"SELECT {_COLUMNS} FROM documents ORDER BY path"))
+        return
+    prefix = to_column(under.rstrip("/\\") + "/")
+    yield from map(_record, conn.execute(
+        f"SELECT {_COLUMNS} FROM documents WHERE path = ? OR substr(path, 1, ?) = ? ORDER BY path",
+        [to_column(under), len(prefix), prefix],
+    ))
+
+
+def rows_by_id(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, dict]:
+    """Records as rows (dicts, paths as the file system knows them) keyed by id: the ranking reads these."""
+    rows = by_id(conn, "documents", ids)
+    for row in rows.values():
+        row["path"] = from_column(row["path"])
+    return rows
+
+
+def counts_by_status(conn: sqlite3.Connection) -> dict[str, int]:
+    """How many records have each status (statuses with none left out)."""
+    return {status: int(n) for status, n in conn.execute("SELECT status, count(*) FROM documents GROUP BY status")}
+
+
+def ids_of(conn: sqlite3.Connection, paths: Sequence[str]) -> list[int]:
+    """Ids of the records of ``paths`` (paths with none left out)."""
+    if not paths:
+        return []
+    return [r[0] for r in conn.execute(
+        f"SELECT id FROM documents WHERE path IN ({','.join('?' * len(paths))})", [to_column(p) for p in paths]
+    )]
+
+
+def duplicates_of(conn: sqlite3.Connection, content_hash: str) -> list[str]:
+    """Paths of indexed files with this exact content."""
+    return [
+        from_column(r[0])
+        for r in conn.execute(
+            "SELECT path FROM documents WHERE hash = ? AND status = 'indexed' ORDER BY path", [content_hash]
+        )
+    ]
+
+
+# -- writes (in the caller's transaction) ---------------------------------------------------------------------------
+def write_indexed(db: sqlite_utils.Database, doc: NewDocument, now: float) -> int:
+    """Insert or update the record of an indexed document; returns its id."""
+    row = {"path": to_column(doc.path), "size": doc.size, "mtime": doc.mtime, "hash": doc.hash, "status": "indexed",
+           "reason": doc.reason, "title": doc.title, "kind": doc.kind, "sentences": len(doc.sentences),
+           "updated_at": now}
+    existing = db.execute("SELECT id FROM documents WHERE path = ?", [row["path"]]).fetchone()
+    if existing:
+        db["documents"].update(existing[0], row)
+        return existing[0]
+    return db["documents"].insert(row).last_pk
+
+
+def write_unindexed(db: sqlite_utils.Database, old: DocumentRecord | None, path: str, size: int, mtime: float,
+                    content_hash: str, status: str, reason: str) -> None:
+    """Record a skipped or failed file over its ``old`` record (None: it had none)."""
+    row = {"path": to_column(path), "size": size, "mtime": mtime, "hash": content_hash, "status": status,
+           "reason": reason, "title": None, "kind": None, "sentences": 0, "updated_at": time.time()}
+    if old:
+        db["documents"].update(old.id, row)
+    else:
+        db["documents"].insert(row)
+
+
+def touch(conn: sqlite3.Connection, path: str, size: int, mtime: float) -> None:
+    """Give a file's record a new stat."""
+    conn.execute("UPDATE documents SET size = ?, mtime = ? WHERE path = ?", [size, mtime, to_column(path)])
+
+
+def emptied(conn: sqlite3.Connection, doc_id: int) -> None:
+    """Note that a document's sentences were deleted."""
+    conn.execute("UPDATE documents SET sentences = 0 WHERE id = ?", [doc_id])
+
+
+def delete(conn: sqlite3.Connection, doc_ids: Iterable[int]) -> None:
+    """Forget records (their content is deleted separately)."""
+    for doc_id in doc_ids:
+        conn.execute("DELETE FROM documents WHERE id = ?", [doc_id])
+
+
+# -- roots ----------------------------------------------------------------------------------------------------------
+def add_roots(conn: sqlite3.Connection, paths: Iterable[str]) -> None:
+    """Remember folders and files the user asked to index."""
+    now = time.time()
+    for p in paths:
+        conn.execute("INSERT OR IGNORE INTO roots(path, added_at) VALUES (?, ?)", [to_column(p), now])
+
+
+def remove_roots(conn: sqlite3.Connection, paths: Iterable[str]) -> None:
+    """Forget roots."""
+    for p in paths:
+        conn.execute("DELETE FROM roots WHERE path = ?", [to_column(p)])
+
+
+def roots(conn: sqlite3.Connection) -> list[str]:
+    """Indexed roots, oldest first."""
+    return [from_column(r[0]) for r in conn.execute("SELECT path FROM roots ORDER BY added_at, path")]
