@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from engine.ingest.documents import NewDocument, SentenceRecord
+from engine.store import meta
 from engine.store.database import Store
 from engine.store.vectors import VectorIndex
 
@@ -195,12 +196,12 @@ def test_connections_opening_a_new_index_together_all_succeed(tmp_path):
 
 def test_opening_an_index_while_a_run_reserves_ids_leaves_the_run_alone(tmp_path, store):
     """The app's search worker opens its Store while the index process writes a batch: write_documents reads the next
-    ids from meta, then writes them (_next_id). An open that wrote anything (PRAGMA auto_vacuum did, every time) made
-    the run's snapshot stale, and SQLite failed its write at once with "database is locked" (issue 33)."""
+    ids from meta, then writes them (meta.reserve_ids). An open that wrote anything (PRAGMA auto_vacuum did, every
+    time) made the run's snapshot stale, and SQLite failed its write at once with "database is locked" (issue 33)."""
     with store.db.atomic():
         store.get_meta("schema_version")  # the run's transaction has read: its snapshot is taken
         Store(store.path.parent).close()
-        assert store._next_id("next_sentence_id", "sentences", 5) == 1
+        assert meta.reserve_ids(store.db.conn, "next_sentence_id", "sentences", 5) == 1
 
 
 def test_queued_inserts_are_in_the_graph_once_saved_and_can_be_removed(tmp_path, store, graph_always):
