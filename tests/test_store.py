@@ -193,6 +193,18 @@ def test_connections_opening_a_new_index_together_all_succeed(tmp_path):
     check.close()
 
 
+def test_opening_an_index_leaves_a_running_write_transaction_able_to_write(store):
+    """The app's search worker opens the index for the first time while a run writes (a search, or a status typed
+    or asked for mid-run): its open must commit nothing, or the run's transaction that has already read fails at
+    once with "database is locked" (SQLite does not wait for a snapshot that is out of date)."""
+    store.write_documents([_doc("/a", ["first"])], _unit(np.random.default_rng(0), 1), "m")
+    with store.db.atomic():
+        store.get_meta("next_sentence_id")  # the transaction has read: it holds a snapshot
+        Store(store.folder, create=False).close()
+        store.set_meta("written", True)
+    assert store.get_meta("written") is True
+
+
 def test_queued_inserts_are_in_the_graph_once_saved_and_can_be_removed(tmp_path, store, graph_always):
     rng = np.random.default_rng(5)
     v = _unit(rng, 6)

@@ -42,8 +42,13 @@ class Reclaimed:
 
 def prepare(conn: sqlite3.Connection) -> None:
     """Make a new database incremental; run before its first table is created (on one that has tables, SQLite
-    only records the wish, which the next VACUUM carries out)."""
-    conn.execute(f"PRAGMA auto_vacuum={AUTO_VACUUM_INCREMENTAL}")
+    only records the wish, which the next VACUUM carries out).
+
+    A database that is incremental already is left alone: setting the pragma commits its header page even when
+    the value is unchanged, and a reader opening the index mid-run then made the run's open transaction fail at
+    once with "database is locked" (its snapshot was no longer the latest)."""
+    if conn.execute("PRAGMA auto_vacuum").fetchone()[0] != AUTO_VACUUM_INCREMENTAL:
+        conn.execute(f"PRAGMA auto_vacuum={AUTO_VACUUM_INCREMENTAL}")
 
 
 def reclaim(conn: sqlite3.Connection, path: Path) -> Reclaimed:
