@@ -126,6 +126,7 @@ class Controller(QObject):
         self._searcher.counted.connect(self.counted)
         self._searcher.reloaded.connect(self._on_reloaded)
         self._indexer.progress.connect(self.progress)
+        self._indexer.progress.connect(self._count_from_now)
         self._indexer.finished.connect(self._on_run_finished)
         self._indexer.failed.connect(self.error)
         self._counts_timer = QTimer(self, interval=COUNTS_DURING_RUN_MS)
@@ -293,6 +294,14 @@ class Controller(QObject):
         self.run_finished.emit(report)
         self._reload.emit()  # the next run starts once the searcher has let go of the old graph
 
+    @Slot(object)
+    def _count_from_now(self, _progress) -> None:
+        """Refresh the counts (``counted``) every few seconds from a run's first report on: the index exists by then
+        and its method is recorded, which the search thread's first opening would otherwise record itself. They are
+        apart from the status after the run (``status_ready``), whose handler also settles what its message named."""
+        if self.state is IndexState.RUNNING and not self._counts_timer.isActive():
+            self._counts_timer.start()
+
     @Slot()
     def _on_reloaded(self) -> None:
         self._running = None
@@ -305,11 +314,7 @@ class Controller(QObject):
     def _set_state(self, state: IndexState) -> None:
         if state is not self.state:
             self.state = state
-            # the counts are read on the search thread, apart from the status after a run (``status_ready``), whose
-            # handler also settles which problems the run's message named
-            if state is IndexState.RUNNING:
-                self._counts_timer.start()
-            else:
+            if state is not IndexState.RUNNING:
                 self._counts_timer.stop()
             self.state_changed.emit(state.value)
 

@@ -80,14 +80,14 @@ class FoldersPanel(QWidget):
         """List the roots of ``status``; watched folders and a running state are marked."""
         self.status = status
         self._counts = dict(root_summaries(status)) if status is not None else {}
-        self._list(status.roots if status is not None else (), watched, busy)
+        self._list(status.roots if status is not None else (), self._counts, watched, busy)
 
     def show_roots(self, roots: tuple[str, ...], watched: list[str], busy: str) -> None:
-        """List ``roots``, read while a run writes (a status without its files): a root listed before keeps its
-        counts until the status after the run, and a new one shows none until then."""
-        self._list(roots, watched, busy)
+        """List ``roots``, read while a run writes (a status without its files): a root that had files keeps their
+        counts until the status after the run; one that had none (new) shows none rather than "no files yet"."""
+        self._list(roots, {root: counts for root, counts in self._counts.items() if counts}, watched, busy)
 
-    def _list(self, roots: tuple[str, ...], watched: list[str], busy: str) -> None:
+    def _list(self, roots: tuple[str, ...], counted: dict[str, Counter], watched: list[str], busy: str) -> None:
         selected = self.selected_root()  # kept: during a run the list is made again every few seconds
         self.model.clear()
         if not roots:  # never indexed, or its last folder removed
@@ -96,7 +96,7 @@ class FoldersPanel(QWidget):
             self.model.appendRow(item)
             return
         for root in roots:
-            counts = [describe_counts(self._counts[root])] if root in self._counts else []
+            counts = [describe_counts(counted[root])] if root in counted else []
             flags = counts + (["watched"] if root in watched else []) + ([busy] if busy else [])
             name = os.path.basename(root.rstrip(os.sep)) or root
             item = QStandardItem(f"{name}\n{' · '.join(flags)}" if flags else name)

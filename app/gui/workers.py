@@ -186,12 +186,8 @@ class SearchWorker(_IndexReader):
     def counts(self) -> None:
         """Emit the counts and folders of the index a run is writing: its status without the file list, which
         would read every document's row each time."""
-        from engine.errors import IndexNotFoundError
-
         try:
             self.counted.emit(self._open().status())
-        except IndexNotFoundError:
-            pass  # the run has not made the index yet
         except Exception:  # the status after the run reports what is wrong; a refresh mid-run only skips a beat
             log.warning("could not read the index's counts during a run", exc_info=True)
 
