@@ -493,7 +493,6 @@ class Index:
     def status(self, *, files: bool = False) -> IndexStatus:
         """Counts, roots and (optionally) every file's status and reason."""
         stats = self.store.stats()
-        size = sum(f.stat().st_size for f in self.folder.iterdir() if f.is_file())
         listed = tuple(
             FileStatus(d.path, d.status, d.reason, d.sentences, d.title, d.kind) for d in self.store.documents()
         ) if files else ()
@@ -502,7 +501,7 @@ class Index:
             fingerprint=self.store.get_meta("fingerprint"), documents=stats["documents"], indexed=stats["indexed"],
             skipped=stats["skipped"], failed=stats["failed"], sentences=stats["sentences"],
             roots=tuple(self.store.roots()), methods_embedded=self._methods_embedded(),
-            bytes_on_disk=size, files=listed,
+            bytes_on_disk=_bytes_on_disk(self.folder), files=listed,
         )
 
     def _methods_embedded(self) -> tuple[str, ...]:
@@ -511,6 +510,19 @@ class Index:
         stored = [t[len("vectors_"):] for t in self.store.vector_tables()]
         derived = [m for m in embed.derived() if self.store.get_meta(f"fingerprint:{m}") is not None]
         return tuple(sorted({*stored, *derived}))
+
+
+def _bytes_on_disk(folder: Path) -> int:
+    """The size of the index folder's files. A run saving its graph writes each file under a temporary name and
+    renames it over the old one, so a file listed may be gone when its size is read: it counts nothing (the app
+    asks for the status while runs write)."""
+    total = 0
+    for f in folder.iterdir():
+        try:
+            total += f.stat().st_size if f.is_file() else 0
+        except FileNotFoundError:
+            continue
+    return total
 
 
 def _derived_vectors(method: str, texts: Sequence[str], doc_sizes: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication
 
 from app.gui import settings as S
 from app.gui.controller import IndexState
-from app.gui.folders import FileReport
+from app.gui.folders import FileReport, FoldersPanel
 from app.gui.results_model import Role, chips, highlight_html
 from app.gui.settings import Option, Settings
 from app.gui.window import MainWindow
@@ -312,13 +312,20 @@ def test_stale_answers_are_dropped(qtbot, window, corpus):
     assert [r.query for r in shown] == ["spaghetti"]
 
 
-def many_files(root: Path, n: int = 300) -> Path:
+def many_files(root: Path, n: int = 300, more: int = 0) -> Path:
+    """``n`` field notes under ``root``, each with ``more`` sentences besides its own three."""
     root.mkdir(parents=True)
     for i in range(n):
+        extra = "".join(f" Beetle {j} of note {i} had {j % 7} spots on its left wing." for j in range(more))
         (root / f"note{i:04d}.txt").write_text(
             f"Field note {i}. The expedition catalogued {i} species of beetle near the river delta. "
-            f"Specimen {i} was photographed at dawn and stored in alcohol.", encoding="utf-8")
+            f"Specimen {i} was photographed at dawn and stored in alcohol.{extra}", encoding="utf-8")
     return root
+
+
+def folder_rows(panel: FoldersPanel) -> list[str]:
+    """The folder list's rows as shown."""
+    return [panel.model.item(r).text() for r in range(panel.model.rowCount())]
 
 
 def test_cancel_mid_index_keeps_what_was_done(qtbot, window, tmp_path):
@@ -987,3 +994,44 @@ def test_removing_the_last_folder_says_nothing_is_indexed(qtbot, window, corpus)
     type_query(qtbot, window, "porpoises")
     assert window.empty.text() == NOTHING_INDEXED
     assert "none of your documents" not in window.statusBar().currentMessage()
+
+
+def test_the_footer_and_folder_list_follow_a_run_while_it_writes(qtbot, make_window, tmp_path, monkeypatch):
+    """Issue 34: while a run indexed a new folder, the footer said "0 documents · 0 sentences" and the folder list
+    lacked the folder until the run ended, although searches already found its documents."""
+    from app.gui import controller
+
+    monkeypatch.setattr(controller, "COUNTS_DURING_RUN_MS", 50)  # often, so that a run of seconds is seen mid-way
+    # about 20,000 sentences: the indexing process writes a batch every 8,192 (IndexConfig.batch_sentences), then
+    # reads on, so documents are written while the run goes on
+    folder = many_files(tmp_path / "notes", 500, more=37)
+    window = make_window()
+    seen = []  # the footer and the folder list at each progress report: all of them come before the run's end
+    window.controller.progress.connect(lambda p: seen.append((window.summary.text(), folder_rows(window.folders))))
+    drop(window, [folder])
+    status = wait_indexed(qtbot, window)
+    written = [(footer, rows) for footer, rows in seen if footer and not footer.startswith("0 documents")]
+    assert written, f"no document counted before the run ended; last seen: {seen[-3:]}"
+    footer, rows = written[0]
+    assert re.fullmatch(r"[\d,]+ documents · [\d,]+ sentences · static method", footer)
+    assert rows == ["notes\nindexing…"]
+    # the status after the run counts every file again, and the run's mark is gone
+    assert window.summary.text() == f"{status.indexed:,} documents · {status.sentences:,} sentences · static method"
+    assert status.indexed == 500 and folder_rows(window.folders) == ["notes\n500 indexed"]
+
+
+def test_the_folder_list_made_again_mid_run_keeps_counts_and_the_selection(qtbot):
+    """During a run the folder list is made again every few seconds from a status without files: a folder that had
+    files keeps their counts, a new one shows only that it is being indexed, and the selected folder stays selected
+    (Remove and File report act on it)."""
+    from engine import IndexStatus
+
+    panel = FoldersPanel()
+    qtbot.addWidget(panel)
+    note = {"path": "/docs/b/x.txt", "status": "indexed", "reason": None, "sentences": 3, "title": "x", "kind": "text"}
+    panel.show_status(IndexStatus("/index", "static", None, 1, 1, 0, 0, 3, ("/docs/a", "/docs/b"), ("static",), 0,
+                                  (note,)), [], "")
+    panel.view.setCurrentIndex(panel.model.index(1, 0))
+    panel.show_roots(("/docs/a", "/docs/b", "/docs/c"), ["/docs/b"], "indexing…")
+    assert folder_rows(panel) == ["a\nindexing…", "b\n1 indexed · watched · indexing…", "c\nindexing…"]
+    assert panel.selected_root() == "/docs/b"

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from app.gui import settings as S
 from app.gui.index_process import CONTEXT, IndexProcess, IndexRequest
@@ -32,6 +32,10 @@ from app.gui.workers import (
 from engine.store.filters import Filters
 
 log = logging.getLogger(__name__)
+
+# While a run writes, the footer's counts and the folder list are refreshed this often: searches find the new
+# documents as soon as a batch is written, and "0 documents" beside them read as a fault (issue 34).
+COUNTS_DURING_RUN_MS = 2000
 
 
 class IndexState(str, Enum):
@@ -67,6 +71,7 @@ class Controller(QObject):
     _search = Signal(object)
     _search_like = Signal(object)
     _status = Signal(bool)
+    _counts = Signal()
     _reload = Signal()
     _add = Signal(object)
     _remove = Signal(object)
@@ -79,6 +84,7 @@ class Controller(QObject):
     explained = Signal(int, object, object)  # generation, rows, results with chips and context
     query_failed = Signal(int, str)
     status_ready = Signal(object)  # IndexStatus or None
+    counted = Signal(object)  # IndexStatus without its files, read while a run writes
     progress = Signal(object)  # engine.Progress
     run_finished = Signal(object)  # IndexReport or None
     state_changed = Signal(str)  # IndexState value
@@ -102,6 +108,7 @@ class Controller(QObject):
         self._search.connect(self._searcher.search)
         self._search_like.connect(self._searcher.search_like)
         self._status.connect(self._searcher.status)
+        self._counts.connect(self._searcher.counts)
         self._reload.connect(self._searcher.reload)
         self._close.connect(self._searcher.close)
         self._close.connect(self._explainer.close)
@@ -116,10 +123,14 @@ class Controller(QObject):
         self._searcher.answered.connect(self._on_answer)
         self._searcher.failed.connect(self._on_query_failed)
         self._searcher.status_ready.connect(self.status_ready)
+        self._searcher.counted.connect(self.counted)
         self._searcher.reloaded.connect(self._on_reloaded)
         self._indexer.progress.connect(self.progress)
+        self._indexer.progress.connect(self._count_from_now)
         self._indexer.finished.connect(self._on_run_finished)
         self._indexer.failed.connect(self.error)
+        self._counts_timer = QTimer(self, interval=COUNTS_DURING_RUN_MS)
+        self._counts_timer.timeout.connect(self._counts.emit)
         self._threads = [start_thread(self._searcher, "quire-search"), start_thread(self._indexer, "quire-index"),
                          start_thread(self._explainer, "quire-explain"), start_thread(self._reader, "quire-read")]
 
@@ -283,6 +294,14 @@ class Controller(QObject):
         self.run_finished.emit(report)
         self._reload.emit()  # the next run starts once the searcher has let go of the old graph
 
+    @Slot(object)
+    def _count_from_now(self, _progress) -> None:
+        """Refresh the counts (``counted``) every few seconds from a run's first report on: the index exists by then
+        and its method is recorded, which the search thread's first opening would otherwise record itself. They are
+        apart from the status after the run (``status_ready``), whose handler also settles what its message named."""
+        if self.state is IndexState.RUNNING and not self._counts_timer.isActive():
+            self._counts_timer.start()
+
     @Slot()
     def _on_reloaded(self) -> None:
         self._running = None
@@ -295,6 +314,8 @@ class Controller(QObject):
     def _set_state(self, state: IndexState) -> None:
         if state is not self.state:
             self.state = state
+            if state is not IndexState.RUNNING:
+                self._counts_timer.stop()
             self.state_changed.emit(state.value)
 
     # -- lifecycle --------------------------------------------------------------------------------------------

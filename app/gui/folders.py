@@ -74,22 +74,37 @@ class FoldersPanel(QWidget):
         layout.addWidget(self.view)
         layout.addLayout(buttons)
         self.status: IndexStatus | None = None
+        self._counts: dict[str, Counter] = {}  # each root's files by status, as of ``status``
 
     def show_status(self, status: IndexStatus | None, watched: list[str], busy: str = "") -> None:
         """List the roots of ``status``; watched folders and a running state are marked."""
         self.status = status
+        self._counts = dict(root_summaries(status)) if status is not None else {}
+        self._list(status.roots if status is not None else (), self._counts, watched, busy)
+
+    def show_roots(self, roots: tuple[str, ...], watched: list[str], busy: str) -> None:
+        """List ``roots``, read while a run writes (a status without its files): a root that had files keeps their
+        counts until the status after the run; one that had none (new) shows none rather than "no files yet"."""
+        self._list(roots, {root: counts for root, counts in self._counts.items() if counts}, watched, busy)
+
+    def _list(self, roots: tuple[str, ...], counted: dict[str, Counter], watched: list[str], busy: str) -> None:
+        selected = self.selected_root()  # kept: during a run the list is made again every few seconds
         self.model.clear()
-        if status is None or not status.roots:  # never indexed, or its last folder removed
+        if not roots:  # never indexed, or its last folder removed
             item = QStandardItem(NOTHING_INDEXED)
             item.setEnabled(False)
             self.model.appendRow(item)
             return
-        for root, counts in root_summaries(status):
-            flags = [describe_counts(counts)] + (["watched"] if root in watched else []) + ([busy] if busy else [])
-            item = QStandardItem(f"{os.path.basename(root.rstrip(os.sep)) or root}\n" + " · ".join(flags))
+        for root in roots:
+            counts = [describe_counts(counted[root])] if root in counted else []
+            flags = counts + (["watched"] if root in watched else []) + ([busy] if busy else [])
+            name = os.path.basename(root.rstrip(os.sep)) or root
+            item = QStandardItem(f"{name}\n{' · '.join(flags)}" if flags else name)
             item.setToolTip(root)
             item.setData(root, Qt.ItemDataRole.UserRole)
             self.model.appendRow(item)
+            if root == selected:
+                self.view.setCurrentIndex(item.index())
 
     def selected_root(self) -> str | None:
         """The root of the selected row."""

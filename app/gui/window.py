@@ -50,7 +50,7 @@ from app.gui.watcher import FolderWatcher
 from app.gui.wording import duration_text
 
 if TYPE_CHECKING:  # the engine loads on the worker threads, after the window is up
-    from engine import Progress, SearchResponse, SearchResult
+    from engine import IndexStatus, Progress, SearchResponse, SearchResult
 
 log = logging.getLogger(__name__)
 
@@ -293,6 +293,7 @@ class MainWindow(QMainWindow):
         c.explained.connect(self._on_explained)
         c.query_failed.connect(lambda _g, message: self._show_empty(message))
         c.status_ready.connect(self._on_status)
+        c.counted.connect(self._on_counted)
         c.progress.connect(self._on_progress)
         c.state_changed.connect(self._set_indexing_ui)
         c.run_finished.connect(self._on_run_finished)
@@ -663,10 +664,22 @@ class MainWindow(QMainWindow):
         # so it is announced again if it comes back
         problems = problems_of(status) if status is not None else frozenset()
         self._announced = problems if self._announced is None else self._announced & problems
-        busy = "indexing…" if self.controller.state is IndexState.RUNNING else ""
-        self.folders.show_status(status, self.settings.get(S.WATCHED), busy)
+        self.folders.show_status(status, self.settings.get(S.WATCHED), self._busy())
         if status is not None:
             self.filter_bar.set_folders(list(status.roots))
+        self._show_summary(status)
+
+    def _on_counted(self, status: IndexStatus) -> None:
+        """Counts read while a run writes: the footer and the folder list follow them. What was announced, the
+        status-bar message, the filters and the results wait for the status after the run."""
+        self.folders.show_roots(status.roots, self.settings.get(S.WATCHED), self._busy())
+        self._show_summary(status)
+
+    def _busy(self) -> str:
+        """The folder list's mark for the run in progress, if any."""
+        return "indexing…" if self.controller.state is IndexState.RUNNING else ""
+
+    def _show_summary(self, status: IndexStatus | None) -> None:
         self.summary.setText("" if status is None else
                              f"{status.indexed:,} documents · {status.sentences:,} sentences · {status.method} method")
 

@@ -124,6 +124,7 @@ class SearchWorker(_IndexReader):
     answered = Signal(int, object)  # generation, SearchResponse
     failed = Signal(int, str)  # generation, readable message
     status_ready = Signal(object)  # IndexStatus, or None when nothing is indexed yet
+    counted = Signal(object)  # IndexStatus without its files
     reloaded = Signal()
 
     @Slot()
@@ -180,6 +181,15 @@ class SearchWorker(_IndexReader):
             self.status_ready.emit(None)
         except Exception as e:  # noqa: BLE001
             self.failed.emit(-1, describe(e))
+
+    @Slot()
+    def counts(self) -> None:
+        """Emit the counts and folders of the index a run is writing: its status without the file list, which
+        would read every document's row each time."""
+        try:
+            self.counted.emit(self._open().status())
+        except Exception:  # the status after the run reports what is wrong; a refresh mid-run only skips a beat
+            log.warning("could not read the index's counts during a run", exc_info=True)
 
     @Slot()
     def reload(self) -> None:
