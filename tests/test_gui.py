@@ -1025,10 +1025,11 @@ def test_the_folder_list_made_again_mid_run_keeps_counts_and_the_selection(qtbot
     files keeps their counts, a new one shows only that it is being indexed, and the selected folder stays selected
     (Remove and File report act on it)."""
     from engine import IndexStatus
+    from engine.index import FileStatus
 
     panel = FoldersPanel()
     qtbot.addWidget(panel)
-    note = {"path": "/docs/b/x.txt", "status": "indexed", "reason": None, "sentences": 3, "title": "x", "kind": "text"}
+    note = FileStatus("/docs/b/x.txt", "indexed", None, 3, "x", "text")
     panel.show_status(IndexStatus("/index", "static", None, 1, 1, 0, 0, 3, ("/docs/a", "/docs/b"), ("static",), 0,
                                   (note,)), [], "")
     panel.view.setCurrentIndex(panel.model.index(1, 0))
