@@ -126,7 +126,9 @@ def test_a_driver_killed_mid_run_is_finished_by_a_rerun(cluster: str, single: tu
                                                          tmp_path: Path) -> None:
     docs, one = single
     db = tmp_path / "two"
-    command = [sys.executable, "-m", "app.cli", "index", str(docs), "--db", str(db), "--shards", "2", "--batch", "16",
+    # batches of 4: each shard commits several times, so the kill lands mid-shard even when the machine is so busy
+    # that this process polls late (batches of 16 let a shard finish first)
+    command = [sys.executable, "-m", "app.cli", "index", str(docs), "--db", str(db), "--shards", "2", "--batch", "4",
                "--cluster", cluster, "--json"]
     driver = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:

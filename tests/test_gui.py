@@ -471,7 +471,7 @@ def test_settings_describe_each_method_and_estimate_a_slow_one_here(qtbot, setti
 
 def rate_in(note: str) -> float:
     """The sentences a second a settings note states."""
-    return float(re.search(r"about ([\d,]+) sentences a second", note).group(1).replace(",", ""))
+    return float(re.search(r"about ([\d,.]+) sentences a second", note).group(1).replace(",", ""))
 
 
 def test_highlight_helper():

@@ -170,7 +170,9 @@ class SettingsDialog(QDialog):
         """"Here (CPU): about 310 sentences a second, so the 55,000 sentences indexed now would take about 3 min."""
         if rate <= 0:
             return "It could not be loaded here; the log says why."
-        here = f"Here ({self._device.description}): about {rate:,.0f} sentences a second"
+        # two significant digits below 10: a model that embeds under one sentence a second is not "about 0"
+        speed = f"{rate:,.0f}" if rate >= 10 else f"{rate:.2g}"
+        here = f"Here ({self._device.description}): about {speed} sentences a second"
         if not self.sentences:
             return here + "."
         return (f"{here}, so the {self.sentences:,} sentences indexed now would take about "
