@@ -21,13 +21,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
-import docgen  # noqa: E402  (the test suite's document generators)
-
 from engine import Index  # noqa: E402
 
 
 def folders(root: Path) -> dict[str, Path]:
     """Two folders of three small files: text, Markdown and text; text, Markdown and the test suite's PDF sample."""
+    # Imported here, not at the top: a reader process started with spawn runs this script's top level again, and
+    # the generators import every parser library, which a reader process of `quire index` does not.
+    import docgen  # the test suite's document generators
+
     made = {}
     for name, third in (("3 text files", docgen.make_txt), ("2 text files + 1 PDF", docgen.make_pdf)):
         folder = root / name.replace(" ", "_")

@@ -90,3 +90,40 @@ def test_only_the_cluster_layer_knows_shards_and_ray() -> None:
         for match in banned.finditer(path.read_text(encoding="utf-8"))
     ]
     assert offenders == []
+
+
+# Parser libraries a reader imports when it reads its first file of that format (docs/decisions/0008): every
+# process start (the CLI, the app's index process, each reader process) would otherwise pay for all of them.
+PARSERS = ("docx", "pptx", "odf", "bs4", "ebooklib", "pypdfium2", "charset_normalizer", "lxml")
+
+_PARSERS_PROBE = textwrap.dedent(
+    """
+    import json, sys
+
+    PARSERS = tuple(sys.argv[2].split(","))
+
+    def loaded():
+        return sorted({m.split(".")[0] for m in sys.modules if m.split(".")[0] in PARSERS})
+
+    import engine.ingest.pool
+    from engine.ingest import readers
+    from pathlib import Path
+
+    at_start = loaded()
+    names = sorted(r.name for r in readers.readers())
+    doc = readers.read(Path(sys.argv[1]))
+    print(json.dumps({"at_start": at_start, "names": names, "kind": doc.kind, "after_pdf": loaded()}))
+    """
+)
+
+
+def test_the_reader_pool_imports_no_parser_until_a_file_of_its_format_is_read(tmp_path: Path) -> None:
+    from tests import docgen
+
+    pdf = docgen.make_pdf(tmp_path)
+    out = run_probe(_PARSERS_PROBE, pdf, ",".join(PARSERS))
+    assert out["at_start"] == []
+    assert out["names"] == sorted(["compressed", "docx", "epub", "html", "markdown", "odt", "pdf", "pptx", "rst",
+                                   "rtf", "text"])
+    assert out["kind"] == "pdf"
+    assert out["after_pdf"] == ["pypdfium2"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import time
 from pathlib import Path
 
@@ -128,6 +129,18 @@ def test_directory_is_not_a_regular_file(tmp_path: Path) -> None:
 
 def test_missing_file(tmp_path: Path) -> None:
     assert_readable(read_error(tmp_path / "gone.txt"))
+
+
+@pytest.mark.parametrize(("kind", "library"), [("html", "bs4"), ("pdf", "pypdfium2"), ("epub", "ebooklib")])
+def test_a_missing_parser_library_is_a_broken_install_not_a_corrupt_file(
+    kind: str, library: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Readers import their parser when they read (docs/decisions/0008), some inside parser_errors: a missing library
+    # must not make every such file "corrupt" (before, it stopped `import engine` itself)
+    path = docgen.SAMPLES[kind](tmp_path)
+    monkeypatch.setitem(sys.modules, library, None)  # what `import` finds for a package that is not installed
+    with pytest.raises(ImportError):
+        readers.read(path)
 
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root can read any file")

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import ebooklib
-from ebooklib import epub
-
 from engine.ingest.readers.base import Block, Document, Limits, register
 from engine.ingest.readers.guard import parser_errors
 from engine.ingest.readers.html import html_texts
@@ -22,6 +19,10 @@ class EpubReader:
 
     def read(self, path: Path, limits: Limits) -> Document:
         """The book's chapters in spine order, a block per paragraph; its title from the metadata."""
+        # imported on first use, like every reader's parser (docs/decisions/0008-reader-pool-sizes.md)
+        import ebooklib
+        from ebooklib import epub
+
         with parser_errors("EPUB"):
             check_zip(path, limits, "EPUB")
             # The NCX is EPUB 2's table of contents, which we do not need; reading it only adds failure modes.

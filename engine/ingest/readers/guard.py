@@ -39,6 +39,10 @@ def parser_errors(fmt: str) -> Iterator[None]:
         yield
     except ReadError:
         raise
+    except ImportError:
+        # Readers import their parser library on first use, inside this guard: a missing one is a broken install,
+        # to be told as such, not a corrupt file (before, it stopped `import engine` itself).
+        raise
     except PermissionError as e:
         raise ReadError("permission denied") from e
     except OSError as e:

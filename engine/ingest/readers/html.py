@@ -3,6 +3,9 @@
 Every block-level element becomes its own block, so that a sentence never runs from a heading into the paragraph
 below it or from one table cell into the next; text directly inside a block (a div with loose text) is a block
 too. Scripts, styles and everything in <head> but the title are dropped.
+
+BeautifulSoup is imported when the first page is read: a process that reads none does not pay for it
+(docs/decisions/0008-reader-pool-sizes.md).
 """
 
 from __future__ import annotations
@@ -10,14 +13,14 @@ from __future__ import annotations
 import re
 import warnings
 from pathlib import Path
-
-from bs4 import BeautifulSoup, FeatureNotFound, NavigableString, Tag, XMLParsedAsHTMLWarning
-from bs4.dammit import EncodingDetector
-from bs4.element import PreformattedString
+from typing import TYPE_CHECKING
 
 from engine.ingest.readers.base import Block, Document, Limits, register
 from engine.ingest.readers.guard import parser_errors
 from engine.ingest.readers.text import decode
+
+if TYPE_CHECKING:
+    from bs4 import BeautifulSoup, Tag
 
 _BLOCK_TAGS = frozenset(
     "address article aside blockquote body caption center dd details dialog dir div dl dt fieldset figcaption"
@@ -29,6 +32,8 @@ _SPACE = re.compile(r"\s+")
 
 
 def _soup(markup: str) -> BeautifulSoup:
+    from bs4 import BeautifulSoup, FeatureNotFound, XMLParsedAsHTMLWarning
+
     with warnings.catch_warnings():
         # XHTML (EPUB chapters) goes through the HTML parser on purpose: it forgives what an XML parser rejects.
         warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
@@ -68,6 +73,9 @@ _END_OF_BLOCK = object()
 
 def _walk(root: Tag) -> list[str]:
     # An explicit stack rather than recursion: hostile or generated pages nest deeper than Python's call stack.
+    from bs4 import NavigableString, Tag
+    from bs4.element import PreformattedString
+
     out = _Blocks()
     stack: list[object] = [root]
     while stack:
@@ -105,6 +113,8 @@ def _title(soup: BeautifulSoup) -> str:
 
 def html_texts(data: bytes) -> tuple[str, list[str]]:
     """The title ("" if the page has none) and the block texts of an HTML or XHTML document."""
+    from bs4.dammit import EncodingDetector
+
     declared = EncodingDetector.find_declared_encoding(data, is_html=True)
     soup = _soup(decode(data, declared))
     for tag in soup.find_all(_DROPPED_TAGS):

@@ -1,26 +1,25 @@
 """Word (DOCX), PowerPoint (PPTX) and OpenDocument text (ODT) files.
 
-All three are zip archives of XML, so each is checked for a zip bomb before its library unpacks anything.
+All three are zip archives of XML, so each is checked for a zip bomb before its library unpacks anything. Each
+library is imported when the first file of its format is read: a process that reads none does not pay for them
+(docs/decisions/0008-reader-pool-sizes.md).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-
-import docx
-import pptx
-from docx.document import Document as DocxDocument
-from docx.table import Table, _Cell
-from odf import dc, teletype
-from odf.element import Element
-from odf.namespaces import TEXTNS
-from odf.opendocument import load as load_odf
-from pptx.shapes.base import BaseShape
+from typing import TYPE_CHECKING
 
 from engine.ingest.readers.base import Block, Document, Limits, register
 from engine.ingest.readers.guard import parser_errors
 from engine.ingest.readers.zipguard import check_zip
+
+if TYPE_CHECKING:
+    from docx.document import Document as DocxDocument
+    from docx.table import _Cell
+    from odf.element import Element
+    from pptx.shapes.base import BaseShape
 
 # Titles that word processors fill in by themselves.
 _JUNK_TITLES = frozenset(("", "untitled", "powerpoint presentation", "presentation", "document", "title"))
@@ -38,6 +37,8 @@ def _docx_paragraphs(container: DocxDocument | _Cell, styles: dict[str | None, s
     document, 1 ms a paragraph, which made a 20,000-paragraph DOCX take 21 s to read (the slowest reader per
     sentence, docs/decisions/0012-reader-time-budget.md).
     """
+    from docx.table import Table
+
     for item in container.iter_inner_content():
         if isinstance(item, Table):
             for row in item.rows:
@@ -63,6 +64,8 @@ class DocxReader:
 
     def read(self, path: Path, limits: Limits) -> Document:
         """Paragraphs and table cells in document order; the title from the properties or first heading."""
+        import docx
+
         with parser_errors("DOCX"):
             check_zip(path, limits, "DOCX")
             doc = docx.Document(str(path))
@@ -98,6 +101,8 @@ class PptxReader:
 
     def read(self, path: Path, limits: Limits) -> Document:
         """Each slide's text boxes and notes, a block each, with the slide number as the page."""
+        import pptx
+
         with parser_errors("PPTX"):
             check_zip(path, limits, "PPTX")
             deck = pptx.Presentation(str(path))
@@ -116,6 +121,9 @@ class PptxReader:
 
 def _odt_paragraphs(root: Element) -> Iterator[tuple[bool, str]]:
     """(is heading, text) of each text:h and text:p in document order, inside lists, tables and frames too."""
+    from odf import teletype
+    from odf.namespaces import TEXTNS
+
     stack = [root]
     while stack:
         node = stack.pop()
@@ -136,6 +144,9 @@ class OdtReader:
 
     def read(self, path: Path, limits: Limits) -> Document:
         """Paragraphs and headings in document order; the title from the metadata or first heading."""
+        from odf import dc, teletype
+        from odf.opendocument import load as load_odf
+
         with parser_errors("ODT"):
             check_zip(path, limits, "ODT")
             doc = load_odf(str(path))

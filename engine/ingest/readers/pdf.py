@@ -19,14 +19,15 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate, groupby, pairwise
 from pathlib import Path
-
-import pypdfium2 as pdfium
-import pypdfium2.raw as pdfium_c
+from typing import TYPE_CHECKING
 
 from engine.errors import ReadError
 from engine.ingest.readers.base import Block, Document, Limits, register
 from engine.ingest.readers.guard import parser_errors, short_cause
 from engine.ingest.readers.text import short_title
+
+if TYPE_CHECKING:
+    import pypdfium2 as pdfium
 
 # A character with its loose box (font ascent to descent, so all glyphs of a line share top and bottom):
 # (text, left, bottom, right, top) in PDF points, y growing upwards.
@@ -61,11 +62,6 @@ _JUNK_TITLE = re.compile(
     r"|.*\.(docx?|pdf|tex|dvi|rtf|odt|pptx?|indd|qxd|e?ps))",
     re.IGNORECASE,
 )
-_LOAD_ERRORS = {
-    pdfium_c.FPDF_ERR_FORMAT: "not a PDF or damaged beyond repair",
-    pdfium_c.FPDF_ERR_FILE: "cannot be opened",
-    pdfium_c.FPDF_ERR_PAGE: "page tree missing or damaged",
-}
 
 
 @dataclass
@@ -126,6 +122,8 @@ class _Piece:
 
 def _glyphs(textpage: pdfium.PdfTextPage) -> list[Glyph]:
     # The raw API: one ctypes call per character for the code and one for the box is the cheapest way there is.
+    import pypdfium2.raw as pdfium_c
+
     handle = textpage.raw
     box = pdfium_c.FS_RECTF()
     out: list[Glyph] = []
@@ -336,6 +334,10 @@ def _page_texts(textpage: pdfium.PdfTextPage) -> list[str]:
 
 
 def _open(data: bytes) -> pdfium.PdfDocument:
+    # pypdfium2 is imported on first use: a process that reads no PDF does not pay for it (docs/decisions/0008)
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as pdfium_c
+
     try:
         return pdfium.PdfDocument(data)
     except pdfium.PdfiumError as e:
@@ -343,7 +345,12 @@ def _open(data: bytes) -> pdfium.PdfDocument:
             raise ReadError("encrypted PDF (password required)") from e
         if e.err_code == pdfium_c.FPDF_ERR_SECURITY:
             raise ReadError("encrypted PDF (unsupported encryption)") from e
-        raise ReadError(f"corrupt PDF: {_LOAD_ERRORS.get(e.err_code) or short_cause(e)}") from e
+        known = {
+            pdfium_c.FPDF_ERR_FORMAT: "not a PDF or damaged beyond repair",
+            pdfium_c.FPDF_ERR_FILE: "cannot be opened",
+            pdfium_c.FPDF_ERR_PAGE: "page tree missing or damaged",
+        }.get(e.err_code)
+        raise ReadError(f"corrupt PDF: {known or short_cause(e)}") from e
 
 
 def _read_pages(pdf: pdfium.PdfDocument) -> list[list[str]]:

@@ -15,14 +15,15 @@ import logging
 import re
 import unicodedata
 from pathlib import Path
-
-import charset_normalizer
-from charset_normalizer import CharsetMatch
+from typing import TYPE_CHECKING
 
 from engine.errors import ReadError
 from engine.ingest.readers.base import Block, Document, Limits, register
 from engine.ingest.readers.clean import drop_modeline
 from engine.ingest.readers.guard import parser_errors
+
+if TYPE_CHECKING:
+    from charset_normalizer import CharsetMatch
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +87,10 @@ def decode(data: bytes, declared: str | None = None) -> str:
                 return data.decode(codec)
             except (UnicodeDecodeError, LookupError):
                 continue
+    # imported only for the few files that need a guess: most text is UTF-8 or Windows-1252, and a reader process
+    # that reads a PDF never guesses (docs/decisions/0008-reader-pool-sizes.md)
+    import charset_normalizer
+
     matches = charset_normalizer.from_bytes(data)
     best = matches.best()
     western = _western(data, best, next((m for m in matches if "cp1252" in m.could_be_from_charset), None))
