@@ -413,7 +413,7 @@ class VectorIndex:
             return 0 if self._rows is None else self._rows.live_count
         return self._index.element_count - self._deleted
 
-    def vectors(self, ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    def vectors(self, ids: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(ids, float32 vectors) of those ``ids`` the graph holds, leaving out deleted and not yet inserted ones.
 
         A hybrid query needs the cosines of its lexical hits too; reading their vectors from the database costs a
