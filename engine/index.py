@@ -483,7 +483,7 @@ class Index:
         rows = [stored.get(r.sentence_id) if r.sentence_id is not None else None for r in results]
         found = [i for i, row in enumerate(rows) if row is not None]
         searcher = Searcher(self.store, None, None, None, facets=load_space())
-        explained = searcher.explain(query, [results[i] for i in found], [rows[i] for i in found])
+        explained = searcher.explain(query, [results[i] for i in found], [row for row in rows if row is not None])
         out = list(results)
         for i, result in zip(found, explained):
             out[i] = result

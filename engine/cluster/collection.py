@@ -117,7 +117,7 @@ class Collection:
         copies)."""
         if len(responses) < 2:
             return {}
-        asked = {s: (([r.path for r in response.results],), {}) for s, response in enumerate(responses)
+        asked: Calls = {s: (([r.path for r in response.results],), {}) for s, response in enumerate(responses)
                  if response.results}
         return {path: h for found in self.shards.call("content_hashes", asked).values() for path, h in found.items()}
 

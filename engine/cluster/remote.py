@@ -94,7 +94,9 @@ class _Writer:
 def index_shards(folders: Sequence[Path], paths: Sequence[str], method: str, config: IndexConfig) -> list[IndexReport]:
     """Index ``paths`` into every shard at once, each by its own writer on this machine."""
     here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
-    writers = [_Writer.options(name=writer_name(i), scheduling_strategy=here).remote(str(f), method, config)
+    # ray.remote(**options) is typed as giving back the class itself, without the actor class's options()
+    writers = [_Writer.options(  # type: ignore[attr-defined]
+        name=writer_name(i), scheduling_strategy=here).remote(str(f), method, config)
                for i, f in enumerate(folders)]
     try:
         return _get([w.add.remote(list(paths), Route(i, len(folders))) for i, w in enumerate(writers)])
@@ -138,7 +140,9 @@ class RayShards:
 
     def __init__(self, folders: Sequence[Path], address: str) -> None:
         connect(address)
-        self._readers = [_Reader.options(scheduling_strategy="SPREAD").remote(str(f)) for f in folders]
+        # ray.remote(**options) is typed as giving back the class itself, without the actor class's options()
+        self._readers = [_Reader.options(scheduling_strategy="SPREAD").remote(str(f))  # type: ignore[attr-defined]
+                         for f in folders]
 
     def call(self, method: str, calls: Calls) -> dict[int, Any]:
         """Run ``method`` on each named shard's reader actor at once; the answers by shard."""

@@ -13,10 +13,11 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import torch
-from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer
+from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 from transformers.activations import ACT2FN
 
 from engine.embed.quiet import quiet_transformers
@@ -57,7 +58,7 @@ class MlmHead:
 class MaskedLM:
     """Tokenizer, frozen encoder (eval mode) and MLM head; ``fingerprint`` identifies the weights."""
 
-    tokenizer: object
+    tokenizer: PreTrainedTokenizerBase
     encoder: torch.nn.Module
     head: MlmHead
     max_tokens: int
@@ -78,7 +79,7 @@ def _max_tokens(config) -> int:
     return int(min(getattr(config, "max_position_embeddings", 512), 512)) - 2
 
 
-def load_head(path: Path, encoder: torch.nn.Module) -> MlmHead:
+def load_head(path: Path, encoder: PreTrainedModel) -> MlmHead:
     """The fitted head in ``path`` (npz), its decoder tied to ``encoder``'s word embeddings."""
     if not path.exists():
         raise MethodUnavailableError(
@@ -88,7 +89,9 @@ def load_head(path: Path, encoder: torch.nn.Module) -> MlmHead:
     with np.load(path) as data:
         tensors = {k: torch.from_numpy(data[k].astype(np.float32)) for k in HEAD_KEYS}
     config = encoder.config
-    return MlmHead(**tensors, decoder=encoder.get_input_embeddings().weight.detach(),
+    # a BERT encoder's input embeddings are an Embedding; transformers types them as any Module
+    embeddings = cast(torch.nn.Embedding, encoder.get_input_embeddings())
+    return MlmHead(**tensors, decoder=embeddings.weight.detach(),
                    eps=float(config.layer_norm_eps), activation=ACT2FN[config.hidden_act])
 
 

@@ -53,7 +53,7 @@ def folder_fingerprint(path: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def length_buckets(lengths: Sequence[int], batch_tokens: int = BATCH_TOKENS,
+def length_buckets(lengths: Sequence[int] | np.ndarray, batch_tokens: int = BATCH_TOKENS,
                    max_batch: int = MAX_BATCH) -> list[np.ndarray]:
     """Indices of texts grouped into batches of similar length, longest first, each within ``batch_tokens``
     (counting every text as long as the batch's longest, which is what padding costs)."""
@@ -95,7 +95,9 @@ class SbertEmbedder:
         """Embedding width."""
         # sentence-transformers 6 renamed the method; 3.x-5.x only have the old name.
         getter = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
-        return int(getter())
+        width = getter()
+        assert width is not None  # typed optional for modules of unknown output; a loaded model has one
+        return int(width)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """float32 L2-normalised rows."""

@@ -128,7 +128,7 @@ class StaticEmbedder:
         # the model's matrix becomes a view of the table, so one copy of the vectors stays in memory, and the digest
         # reads the table's own buffer: every indexing reader process loads this model
         self.model = replace(model, vectors=self.table[FIRST_WORD_ID:])
-        digest = hashlib.sha256(memoryview(self.table))
+        digest = hashlib.sha256(self.table.data)  # the array's buffer, as memoryview(table) (numpy's stubs lack it)
         digest.update("\n".join(model.words).encode("utf-8"))
         self.fingerprint = f"static-{digest.hexdigest()[:16]}"
         self.path = path

@@ -146,17 +146,18 @@ class RetrievalRow:
 
 
 def _mean(values: Mapping[str, float | None]) -> float | None:
-    vals = list(values.values())
-    return round(float(np.mean(vals)), 2) if vals and all(v is not None for v in vals) else None
+    vals = [v for v in values.values() if v is not None]
+    return round(float(np.mean(vals)), 2) if vals and len(vals) == len(values) else None
 
 
 def _pooled(shares: Mapping[str, float | None], queries: Mapping[str, int]) -> float | None:
     """Per-collection shares (%) as one share of all their queries, so each query weighs the same."""
-    if not shares or any(v is None for v in shares.values()):
+    known = {name: share for name, share in shares.items() if share is not None}
+    if not shares or len(known) < len(shares):
         return None
     total = sum(queries[name] for name in shares)
     # a share is rounded to 0.01 %: the whole count of queries behind it comes back exactly below 10,000 queries
-    counted = sum(round(share * queries[name] / 100) for name, share in shares.items())
+    counted = sum(round(share * queries[name] / 100) for name, share in known.items())
     return _pct(counted / total) if total else None
 
 
@@ -205,12 +206,12 @@ def load_benchmarks(data: Path, sizes: Sizes, collections: Sequence[str] | None 
         if unknown:
             raise ConfigError(f"no retrieval collection {', '.join(sorted(unknown))} under {root}; found {', '.join(found)}")
         found = [name for name in found if name in collections]
-    collections = tuple(
+    loaded = tuple(
         load_collection(root / name, queries_limit=sizes.queries, distractors=sizes.distractors) for name in found
     )
-    if not sts and er is None and not collections:
+    if not sts and er is None and not loaded:
         raise ConfigError(f"no benchmark data under {data}: expected sts/, evalrank/ or retrieval/<collection>/")
-    return Benchmarks(sts, er, collections)
+    return Benchmarks(sts, er, loaded)
 
 
 def _collection_order(name: str) -> tuple[int, str]:
@@ -307,7 +308,7 @@ def run(plan: Plan, *, say: Say = log.info) -> dict:
         lexical = RetrievalRow("quire", "lexical")
         for method in plan.methods:
             say(f"method {method}")
-            row, _, allowance = _encoder_row(method, "quire method", lambda m=method: _load_method(m), bench,
+            row, _, allowance = _encoder_row(method, "quire method", partial(_load_method, method), bench,
                                                   plan.sizes, say, plan.budget)
             encoders.append(row)
             if bench.collections:
@@ -356,10 +357,10 @@ def _encoder_row(name: str, kind: str, load: Callable[[], tuple[Encode, str]], b
     allowance = Allowance(budget if probe else None, probe or 1.0, row.device or "CPU")
     for split, pairs in bench.sts.items():
         if allowance.covers(_chars(pairs.first) + _chars(pairs.second), f"STS-B {split}", row.errors, say):
-            value = _attempt(row.errors, f"STS-B {split}", say, allowance.timed(lambda p=pairs: sts_spearman(encode, p)))
+            value = _attempt(row.errors, f"STS-B {split}", say, allowance.timed(partial(sts_spearman, encode, pairs)))
             setattr(row, f"sts_{split}", _pct(value))
     if bench.evalrank is not None and allowance.covers(_chars(bench.evalrank.pool), "EvalRank", row.errors, say):
-        score = _attempt(row.errors, "EvalRank", say, allowance.timed(lambda: evalrank(encode, bench.evalrank)))
+        score = _attempt(row.errors, "EvalRank", say, allowance.timed(partial(evalrank, encode, bench.evalrank)))
         if score is not None:
             row.evalrank_mrr, row.evalrank_hits1, row.evalrank_hits3 = _pct(score.mrr), _pct(score.hits1), _pct(score.hits3)
     # at most about a minute of encoding for the speed figure, so a slow method still gets one
@@ -403,9 +404,8 @@ def _product_runs(method: str, bench: Benchmarks, files: dict[str, product.Files
         text = _chars([t for title, body in collection.documents.values() for t in (title, body)])
         built = None
         if allowance.covers(text, f"index {name}", prod.errors, say):
-            built = _attempt(prod.errors, f"index {name}", say, allowance.timed(
-                lambda c=collection: product.build(files[c.name], work / c.name / f"index-{method}", method,
-                                                   timeout=plan.timeout)))
+            built = _attempt(prod.errors, f"index {name}", say, allowance.timed(partial(
+                product.build, files[name], work / name / f"index-{method}", method, timeout=plan.timeout)))
         wanted = [semantic, hybrid] + ([lexical] if name not in lexical.ndcg10 else [])
         if built is None:
             for row in (semantic, hybrid):
@@ -420,8 +420,8 @@ def _product_runs(method: str, bench: Benchmarks, files: dict[str, product.Files
         for row in wanted:
             shown, ungated = _search(row, product.Gate.SHOWN, *where), _search(row, product.Gate.ALL, *where)
             _score_answers(row, collection, shown, ungated)
-        timed = _attempt(prod.errors, f"latency {name}", say, lambda built=built, queries=queries: product.latencies(
-            built, list(queries.values()), "hybrid"))
+        timed = _attempt(prod.errors, f"latency {name}", say,
+                         partial(product.latencies, built, list(queries.values()), "hybrid"))
         if timed is not None:
             prod.latencies += timed.tolist()
         say(f"  {name}: {built.sentences:,} sentences; nDCG@10 shown: semantic {semantic.ndcg10.get(name)} "
@@ -441,7 +441,7 @@ def _baseline(name: str, bench: Benchmarks, sizes: Sizes, say: Say) -> tuple[lis
         row = RetrievalRow("BM25 (bm25s, whole documents)", "lexical")
         for c in bench.collections:
             _score_ranking(row, c, _attempt(row.errors, f"BM25 {c.name}", say,
-                                            lambda c=c: baselines.bm25_rankings(c, c.judged_queries())))
+                                            partial(baselines.bm25_rankings, c, c.judged_queries())))
         return [], [row] if bench.collections else []
     if name == "model2vec":
         enc_row, encode, _ = _encoder_row("model2vec distill (PCA 256)", "baseline", lambda: (
@@ -449,7 +449,7 @@ def _baseline(name: str, bench: Benchmarks, sizes: Sizes, say: Say) -> tuple[lis
         row = RetrievalRow("model2vec distill (whole documents)", "semantic")
         for c in bench.collections:
             rankings = None if encode is None else _attempt(
-                row.errors, f"model2vec {c.name}", say, lambda c=c: baselines.dense_rankings(encode, c, c.judged_queries()))
+                row.errors, f"model2vec {c.name}", say, partial(baselines.dense_rankings, encode, c, c.judged_queries()))
             _score_ranking(row, c, rankings)
         return [enc_row], [row] if bench.collections else []
     raise ConfigError(f"unknown baseline {name!r}; choose from bm25, model2vec")

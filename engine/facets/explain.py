@@ -94,11 +94,12 @@ class Explainer:
         cross = q.facets.centres @ doc.centres.T  # (Kq, Kd) cosines of unit centres
         chips = []
         for j in range(doc.k):
-            if named[j] is None:
+            chip_words = named[j]
+            if chip_words is None:
                 continue  # no word of the passage or the query is near it: a chip would say nothing to a person
             best = int(cross[:, j].argmax()) if q.facets.k else None
             chips.append(Facet(
-                label=names[j], words=named[j], weight=_r(doc.mass[j]),
+                label=names[j], words=chip_words, weight=_r(doc.mass[j]),
                 match=None if best is None else _r(cross[best, j]),
                 query_label=None if best is None else query_labels[best],
             ))

@@ -98,7 +98,7 @@ def context_words(space: FacetSpace, texts: Sequence[str], doc_of: np.ndarray | 
     weight = space.sif[flat]
     content = weight > 0  # stop words weigh 0: drop them before copying words to the neighbours
     owner, flat, weight = owner[content], flat[content], weight[content]
-    targets, ids, weights = [owner], [flat], [weight]  # own words first (see below)
+    targets, word_ids, weights = [owner], [flat], [weight]  # own words first (see below)
     if doc_of is not None and n > 1:
         doc_of = np.asarray(doc_of)
         for shift in (1, -1):  # words of sentence i join sentence i + shift's context
@@ -106,9 +106,9 @@ def context_words(space: FacetSpace, texts: Sequence[str], doc_of: np.ndarray | 
             ok = (neighbour >= 0) & (neighbour < n)
             ok[ok] = doc_of[neighbour[ok]] == doc_of[owner[ok]]
             targets.append(neighbour[ok])
-            ids.append(flat[ok])
+            word_ids.append(flat[ok])
             weights.append(weight[ok] * NEIGHBOUR_WEIGHT)
-    return _padded(n, np.concatenate(targets), np.concatenate(ids), np.concatenate(weights), space.tokenizer.size,
+    return _padded(n, np.concatenate(targets), np.concatenate(word_ids), np.concatenate(weights), space.tokenizer.size,
                    max_words)
 
 

@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from engine.embed import load
+from engine.embed.static import StaticEmbedder
 from engine.errors import MethodUnavailableError
 from engine.facets.extract import FacetSet, context_words, empty, facets_of_words, unpack
 from engine.facets.space import FacetSpace
@@ -27,6 +28,7 @@ def load_space() -> FacetSpace | None:
     except MethodUnavailableError as e:
         log.warning("facets are off: %s", e)
         return None
+    assert isinstance(embedder, StaticEmbedder)  # what the "static" method makes
     space = _SPACES.get(embedder.fingerprint)
     if space is None:
         space = _SPACES.setdefault(embedder.fingerprint, FacetSpace(embedder))

@@ -11,6 +11,7 @@ import math
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -139,7 +140,7 @@ class FacetSpace:
                     out[i] = self._labelled[keys[i]] = words
                 while len(self._labelled) > LABEL_CACHE_ROWS:
                     self._labelled.popitem(last=False)
-        return out
+        return cast(list[list[tuple[str, float]]], out)  # every row is filled now
 
     def _nearest_labels(self, centres: np.ndarray, top: int) -> list[list[tuple[str, float]]]:
         """:meth:`labels` of float32 rows, computed."""

@@ -42,9 +42,11 @@ class StaticPreparer:
     """
 
     def __init__(self, embedder: StaticEmbedder | None, space: FacetSpace | None = None, k: int = DEFAULT_K) -> None:
-        self.embedder = space.embedder if space is not None else embedder
-        self.model, self.facets, self.k = self.embedder.path, space is not None, k
-        self._loaded: tuple[WordTokenizer, FacetSpace | None] | None = (self.embedder.tokenizer, space)
+        embedder = space.embedder if space is not None else embedder
+        assert embedder is not None  # made for the static model, a facet space, or both
+        self.embedder: StaticEmbedder | None = embedder
+        self.model, self.facets, self.k = embedder.path, space is not None, k
+        self._loaded: tuple[WordTokenizer, FacetSpace | None] | None = (embedder.tokenizer, space)
 
     def __getstate__(self) -> dict:
         return {"model": self.model, "facets": self.facets, "k": self.k}
@@ -59,7 +61,7 @@ class StaticPreparer:
         if not found:
             return outcomes
         tokenizer, space = self._loaded or _load(self.model, self.facets)
-        docs = [outcomes[i].document for i in found]
+        docs = [outcome.document for outcome in outcomes if outcome.document is not None]  # those of found
         texts = [s.text for d in docs for s in d.sentences]
         flat, offsets = tokenizer.encode(texts)
         counts = [len(d.sentences) for d in docs]

@@ -30,6 +30,7 @@ from engine.ingest.extract import Extracted
 from engine.ingest.pool import Extractor, default_workers, extract_all
 from engine.ingest.walk import IgnoreRules, walk
 from engine.store.database import Store
+from engine.store.documents import DocumentRecord
 from engine.store.vectors import VectorIndex
 
 
@@ -139,7 +140,7 @@ class IndexingRun:
             self._vectors = self.index.vector_index(self.embedder)
         return self._vectors
 
-    def _remove_vectors(self, ids: Sequence[int]) -> None:
+    def _remove_vectors(self, ids: list[int]) -> None:
         if len(ids):
             self.vectors.remove(ids)
 
@@ -205,7 +206,8 @@ class IndexingRun:
             self.removed += len(vanished)
         return jobs
 
-    def _job(self, path: str, size: int, mtime: float, record: dict | None) -> tuple[str, str | None] | None:
+    def _job(self, path: str, size: int, mtime: float,
+             record: DocumentRecord | None) -> tuple[str, str | None] | None:
         """(path, known hash) when the file must be read: new, changed in size or time, or failed last time."""
         if record and record.status != "failed" and record.size == size and record.mtime == mtime:
             self.unchanged += 1
@@ -252,12 +254,13 @@ class IndexingRun:
         if not self._pending:
             return
         outcomes, self._pending, self._pending_sentences = self._pending, [], 0
-        docs = [o.document for o in outcomes]
+        docs = [o.document for o in outcomes if o.document is not None]
+        assert len(docs) == len(outcomes)  # _take holds only outcomes with a document
         self._report("embedding", docs[-1].path)
-        words = [o.words for o in outcomes]
+        words = [o.words for o in outcomes if o.words is not None]
         # a short line is embedded with the sentences after it (engine.embed.context, docs/decisions/0001)
         sizes = [len(d.sentences) for d in docs]
-        if self._preparer is not None and self._preparer.embedder is self.embedder and None not in words:
+        if self._preparer is not None and self._preparer.embedder is self.embedder and len(words) == len(outcomes):
             vectors, made = context.embed_ids(self.embedder, *_joined(words), sizes)  # the readers tokenised
         else:
             vectors, made = context.encode(self.embedder, [s.text for d in docs for s in d.sentences], sizes)

@@ -134,8 +134,8 @@ def extract(path_str: str, limits: Limits, known_hash: str | None = None) -> Ext
     except ReadError as e:
         return Extracted(path_str, st.st_size, st.st_mtime, "", status=e.status, reason=e.reason)
     except OSError as e:
-        reason = "permission denied" if isinstance(e, PermissionError) else f"cannot read: {e.strerror or e}"
-        return Extracted(path_str, 0, 0.0, "", status="failed", reason=reason)
+        why = "permission denied" if isinstance(e, PermissionError) else f"cannot read: {e.strerror or e}"
+        return Extracted(path_str, 0, 0.0, "", status="failed", reason=why)
     if known_hash is not None and digest == known_hash:
         return Extracted(path_str, st.st_size, st.st_mtime, digest, unchanged=True)
     try:
@@ -146,7 +146,7 @@ def extract(path_str: str, limits: Limits, known_hash: str | None = None) -> Ext
     sentences = sentences_of(doc, limits.max_sentences + 1)
     if not sentences:
         return Extracted(path_str, st.st_size, st.st_mtime, digest, status="skipped", reason="no text found")
-    reason = None
+    reason: str | None = None
     if len(sentences) > limits.max_sentences:
         sentences = sentences[: limits.max_sentences]
         reason = f"too many sentences: only the first {limits.max_sentences:,} are indexed"

@@ -101,7 +101,8 @@ class _Window:
         """Jobs taken from the end of ``pending`` for one task, and their bytes: up to TASK_FILES and TASK_BYTES,
         fewer when few are left, so that every worker gets some."""
         most = max(1, min(TASK_FILES, len(pending) // (2 * self.workers)))
-        task, size = [], 0
+        task: list[Job] = []
+        size = 0
         while pending and len(task) < most and (not task or size < TASK_BYTES):
             job = pending.pop()
             task.append(job)

@@ -12,6 +12,7 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -20,6 +21,9 @@ import torch.nn.functional as F
 from engine.embed.neural_inputs import blueprint_masks, normalise_text
 from engine.embed.neural_model import MlmHead
 from engine.embed.neural_tune import encode_masked
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +39,7 @@ class Positions:
     labels: torch.Tensor  # (K,)
 
 
-def cache_positions(encoder: torch.nn.Module, tokenizer, sentences: Sequence[str], rng: np.random.Generator,
+def cache_positions(encoder: PreTrainedModel, tokenizer, sentences: Sequence[str], rng: np.random.Generator,
                     device: str = "cpu") -> Positions:
     """Mask each sentence with one random blueprint row and keep the encoder states at its masked positions."""
     encoded = tokenizer([normalise_text(s) for s in sentences], add_special_tokens=False)["input_ids"]
@@ -57,6 +61,8 @@ def cache_positions(encoder: torch.nn.Module, tokenizer, sentences: Sequence[str
 
 class Head(torch.nn.Module):
     """Trainable transform and vocabulary bias; the decoder is the frozen word-embedding matrix."""
+
+    decoder: torch.Tensor  # a buffer (register_buffer), declared so that its type is known
 
     def __init__(self, decoder: torch.Tensor, eps: float, unigram: torch.Tensor) -> None:
         super().__init__()

@@ -112,7 +112,8 @@ def like_query(store: Store, source: LikeSource) -> LikeQuery:
         picked = spread([r["text"] for r in rows])
     # a sentence longer than the searcher takes (a table flattened into one line) is cut, not refused
     text = SEPARATOR.join(picked)[:MAX_QUERY_CHARS]
-    exclude = tuple(dict.fromkeys([record.path, *store.duplicates_of(record.hash)]))
+    copies = store.duplicates_of(record.hash) if record.hash is not None else []
+    exclude = tuple(dict.fromkeys([record.path, *copies]))
     log.debug("like %s: %d sentences, %d characters, leaving out %s", source, len(picked), len(text), exclude)
     return LikeQuery(source, record.path, text, exclude)
 

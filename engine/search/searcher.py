@@ -252,11 +252,11 @@ class Searcher:
         # lazily: the next part of the ranking is weighed only if the ones before did not give k results
         weighed = (e for part in _rounds(ranked, k) for e in self._weigh(part, asked, candidates))
         for evidence in weighed:
-            record = evidence.record
-            if record["hash"] in seen_hashes:
-                seen_hashes[record["hash"]].duplicates.append(record["path"])
+            row = evidence.record
+            if row["hash"] in seen_hashes:
+                seen_hashes[row["hash"]].duplicates.append(row["path"])
                 continue
-            seen_hashes[record["hash"]] = evidence
+            seen_hashes[row["hash"]] = evidence
             picked.append(evidence)
             strong += not evidence.weak
             if len(picked) >= k and not include_weak and strong >= k:
@@ -367,10 +367,13 @@ class Searcher:
             return []
         if not self.store.word_index_ready():
             match = T.fts_expression(phrases, words)
+            assert match is not None  # there are phrases or words
             return self.store.bm25(match, depth, parts=self._parts(phrases, words))
         added = None
         if phrases:
-            rows = self.store.bm25(T.fts_expression(phrases, []), None, parts=self._parts(phrases, []))
+            match = T.fts_expression(phrases, [])
+            assert match is not None  # there are phrases
+            rows = self.store.bm25(match, None, parts=self._parts(phrases, []))
             added = (np.array([r[0] for r in rows], dtype=np.int64), np.array([r[2] for r in rows]))
         return self.store.word_bm25([t.stem for t in words], depth, added,
                                     self.collection.words if self.collection else None)

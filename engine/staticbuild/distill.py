@@ -81,6 +81,10 @@ class _Student(torch.nn.Module):
     only the trainable ones are a parameter, in a second bag reached through an id map, so the optimiser's work
     scales with the rows that move (a vocabulary extension trains 45k of 107k rows)."""
 
+    # buffers (register_buffer), declared so that their type is known
+    rows: torch.Tensor
+    remap: torch.Tensor
+
     def __init__(self, vectors: np.ndarray, trainable: np.ndarray | None) -> None:
         super().__init__()
         table = torch.from_numpy(vectors.copy())

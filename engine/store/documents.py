@@ -99,9 +99,11 @@ def write_indexed(db: sqlite_utils.Database, doc: NewDocument, now: float) -> in
            "updated_at": now}
     existing = db.execute("SELECT id FROM documents WHERE path = ?", [row["path"]]).fetchone()
     if existing:
-        db["documents"].update(existing[0], row)
+        db.table("documents").update(existing[0], row)
         return existing[0]
-    return db["documents"].insert(row).last_pk
+    doc_id = db.table("documents").insert(row).last_pk
+    assert doc_id is not None  # an insert into a rowid table always sets it
+    return doc_id
 
 
 def write_unindexed(db: sqlite_utils.Database, old: DocumentRecord | None, path: str, size: int, mtime: float,
@@ -110,9 +112,9 @@ def write_unindexed(db: sqlite_utils.Database, old: DocumentRecord | None, path:
     row = {"path": to_column(path), "size": size, "mtime": mtime, "hash": content_hash, "status": status,
            "reason": reason, "title": None, "kind": None, "sentences": 0, "updated_at": time.time()}
     if old:
-        db["documents"].update(old.id, row)
+        db.table("documents").update(old.id, row)
     else:
-        db["documents"].insert(row)
+        db.table("documents").insert(row)
 
 
 def touch(conn: sqlite3.Connection, path: str, size: int, mtime: float) -> None:

@@ -27,7 +27,7 @@ DIGEST_THREADS = max(1, min(4, os.cpu_count() or 1))
 _READ_BLOCK = 4 * 1024 * 1024
 
 
-def replace_file(path: Path, write: Callable[[Path], None]) -> None:
+def replace_file(path: Path, write: Callable[[Path], object]) -> None:
     """Write ``path`` through ``write(temporary path)`` and rename the result over it (atomic on one file system).
 
     The temporary name is unique (another writer's, or a file of another kind, never collides with it), and it is

@@ -24,7 +24,7 @@ class FullRows:
     def __init__(self, dim: int, dtype: type = VECTOR_DTYPE) -> None:
         self._labels = np.zeros(0, np.int64)
         # float32 for rows that are scanned whole: numpy has no fast path for float16 arithmetic
-        self._matrix = np.zeros((0, dim), dtype)
+        self._matrix: np.ndarray = np.zeros((0, dim), dtype)
         self._alive = np.zeros(0, bool)
         self._count = 0
         # rows in label order: the identity while labels only ever grew (an indexing run appends rising sentence

@@ -230,11 +230,13 @@ class _SegmentWriter:
     def __init__(self, conn: sqlite3.Connection, level: int, members: np.ndarray, lengths: np.ndarray,
                  owners: np.ndarray) -> None:
         self.conn, self.level = conn, level
-        self.segment = conn.execute(
+        segment = conn.execute(
             "INSERT INTO lexical_segments(level, postings, size, members, lengths, owners, firsts, lasts) "
             "VALUES (?, 0, ?, ?, ?, ?, x'', x'')",
             [level, int(members.size), _int32(members), _int32(lengths), _int32(owners)],
         ).lastrowid
+        assert segment is not None  # an INSERT sets it
+        self.segment: int = segment
         self.firsts: list[int] = []
         self.lasts: list[int] = []
         self.held: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
@@ -312,7 +314,7 @@ class _Source:
             self.done = True
             return
         _, terms, ends, passages, counts = self.rows.pop()
-        runs = np.diff(np.frombuffer(ends, dtype=np.int32), prepend=0)
+        runs: np.ndarray = np.diff(np.frombuffer(ends, dtype=np.int32), prepend=0)  # numpy's stubs guess timedelta64
         self.keys = np.concatenate([self.keys, np.repeat(np.frombuffer(terms, dtype=np.int64), runs)])
         self.passages = np.concatenate([self.passages, np.frombuffer(passages, dtype=np.int32)])
         self.counts = np.concatenate([self.counts, np.frombuffer(counts, dtype=np.uint16)])

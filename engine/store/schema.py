@@ -21,9 +21,9 @@ FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 def create(db: sqlite_utils.Database) -> None:
     """Create every table of a fresh index (idempotent)."""
-    db["meta"].create({"key": str, "value": str}, pk="key", if_not_exists=True)
-    db["roots"].create({"path": str, "added_at": float}, pk="path", if_not_exists=True)
-    db["documents"].create(
+    db.table("meta").create({"key": str, "value": str}, pk="key", if_not_exists=True)
+    db.table("roots").create({"path": str, "added_at": float}, pk="path", if_not_exists=True)
+    db.table("documents").create(
         {
             "id": int,
             "path": str,
@@ -41,9 +41,9 @@ def create(db: sqlite_utils.Database) -> None:
         not_null={"path", "status"},
         if_not_exists=True,
     )
-    db["documents"].create_index(["path"], unique=True, if_not_exists=True)
-    db["documents"].create_index(["hash"], if_not_exists=True)
-    db["sentences"].create(
+    db.table("documents").create_index(["path"], unique=True, if_not_exists=True)
+    db.table("documents").create_index(["hash"], if_not_exists=True)
+    db.table("sentences").create(
         {
             "id": int,
             "doc_id": int,
@@ -59,19 +59,19 @@ def create(db: sqlite_utils.Database) -> None:
         not_null={"doc_id", "ordinal", "text"},
         if_not_exists=True,
     )
-    db["sentences"].create_index(["doc_id", "ordinal"], unique=True, if_not_exists=True)
+    db.table("sentences").create_index(["doc_id", "ordinal"], unique=True, if_not_exists=True)
     # boilerplate detection counts the documents of each hash: with doc_id in the index that is an index-only scan,
     # not one table lookup per copy of a sentence repeated thousands of times. Indexes made with the old (hash)
     # index get this one at their next open.
-    db["sentences"].create_index(["hash", "doc_id"], if_not_exists=True)
+    db.table("sentences").create_index(["hash", "doc_id"], if_not_exists=True)
     db.execute("DROP INDEX IF EXISTS idx_sentences_hash")
     # search fetches the sentences of its best passages; without this index each fetch scans every sentence.
     # create() runs at every open, so indexes made before it was added get it then.
-    db["sentences"].create_index(["passage_id"], if_not_exists=True)
-    db["passages"].create(
+    db.table("sentences").create_index(["passage_id"], if_not_exists=True)
+    db.table("passages").create(
         {"id": int, "doc_id": int, "first": int, "last": int}, pk="id", if_not_exists=True
     )
-    db["passages"].create_index(["doc_id"], if_not_exists=True)
+    db.table("passages").create_index(["doc_id"], if_not_exists=True)
     create_facets_table(db)
     postings.create(db)
     if "passages_fts" not in db.table_names():

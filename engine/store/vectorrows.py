@@ -131,8 +131,8 @@ class VectorRows:
             if not parts:
                 return np.zeros(0, np.int64), np.zeros((0, 0), np.float32)
             every, vectors = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
-            order = np.argsort(every)
-            return every[order], vectors[order]
+            by_id = np.argsort(every)
+            return every[by_id], vectors[by_id]
         how = self._derived[method]
         rows = sentences.around(self._db.conn, ids, how.reach)
         if not rows:

@@ -239,6 +239,7 @@ class VectorIndex:
     def _catch_up(self, store: Store) -> None:
         wanted = store.vector_ids(self.method)
         with self._lock:
+            assert self._index is not None  # called after a saved graph loaded
             present = np.asarray(self._index.get_ids_list(), dtype=np.int64)
         missing = np.setdiff1d(wanted, present)
         extra = np.setdiff1d(present, wanted)
@@ -266,8 +267,10 @@ class VectorIndex:
             stale = (self.path,) if reduced else (self.reduced_path, self.rows_path)
             if self._unsaved:
                 if self._rows is not None:
+                    assert self._basis is not None  # a graph keeps full rows only when it is reduced
                     self._rows.save(self.rows_path, self._basis)  # before the graph: rows for all it holds
-                replace_file(graph, lambda tmp: self._index.save_index(str(tmp)))
+                index = self._index
+                replace_file(graph, lambda tmp: index.save_index(str(tmp)))
                 self._unsaved, self._file = False, None
             info = {"method": self.method, "fingerprint": self.fingerprint, "dim": self.dim, "owner": self.owner,
                     "generation": generation, "capacity": self._index.get_max_elements(), "deleted": self._deleted,
@@ -410,7 +413,7 @@ class VectorIndex:
             return 0 if self._rows is None else self._rows.live_count
         return self._index.element_count - self._deleted
 
-    def vectors(self, ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    def vectors(self, ids: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(ids, float32 vectors) of those ``ids`` the graph holds, leaving out deleted and not yet inserted ones.
 
         A hybrid query needs the cosines of its lexical hits too; reading their vectors from the database costs a
@@ -427,20 +430,22 @@ class VectorIndex:
 
     def _graph_items(self, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(ids, vectors) the graph holds of ``wanted`` (under the lock)."""
+        index = self._index
+        assert index is not None  # only called where there is a graph
         if wanted.size == 0:
-            return wanted, np.zeros((0, self._index.dim), np.float32)
+            return wanted, np.zeros((0, index.dim), np.float32)
         try:
-            return wanted, self._index.get_items(wanted, return_type="numpy").reshape(-1, self._index.dim)
+            return wanted, index.get_items(wanted, return_type="numpy").reshape(-1, index.dim)
         except RuntimeError:
             pass  # some are not in the graph: take them one at a time
         found, rows = [], []
         for label in wanted.tolist():
             try:
-                rows.append(self._index.get_items([label], return_type="numpy")[0])
+                rows.append(index.get_items([label], return_type="numpy")[0])
                 found.append(label)
             except RuntimeError:
                 continue
-        return np.array(found, dtype=np.int64), np.stack(rows) if rows else np.zeros((0, self._index.dim), np.float32)
+        return np.array(found, dtype=np.int64), np.stack(rows) if rows else np.zeros((0, index.dim), np.float32)
 
     def search(self, query: np.ndarray, k: int, ef: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(sentence ids, cosine similarities) of the ``k`` nearest sentences, best first."""
@@ -450,6 +455,7 @@ class VectorIndex:
         query = np.asarray(query, dtype=np.float32).reshape(1, -1)
         with self._lock:
             if self._index is None:
+                assert self._rows is not None  # no graph and k > 0: the rows are searched exactly
                 return self._rows.nearest(query[0], k)
             wanted = k if self._rows is None else min(max(k, RERANK), self.live_count)
             self._index.set_ef(max(ef or HNSW_EF_SEARCH, wanted))

@@ -58,7 +58,13 @@ class Reader(Protocol):
     """One file format. ``read`` raises :class:`engine.errors.ReadError` for files it cannot or will not read."""
 
     name: str
-    extensions: tuple[str, ...]
+
+    @property
+    def extensions(self) -> tuple[str, ...]:
+        """The extensions read, lower case with the dot. Read-only here, so that a reader's class attribute of a
+        fixed-length tuple, ``(".pdf",)``, meets it."""
+        ...
+
     # True when the reader hands the file to a parser that can run in C for long or grow memory without bound
     # (pdfium, lxml, expat): such a file is always read in a reader process, which can be ended, however few files
     # a run has. False for readers in Python of our own, which the time budget interrupts in any process

@@ -15,8 +15,8 @@ import lzma
 import tempfile
 import zlib
 from collections.abc import Callable
+from io import BufferedIOBase
 from pathlib import Path
-from typing import BinaryIO
 
 from engine.errors import ReadError
 from engine.ingest.readers.base import Document, Limits, register
@@ -24,7 +24,7 @@ from engine.ingest.readers.guard import short_cause
 from engine.ingest.readers.unpack import copy_within
 from engine.ingest.readers.zipguard import allowance
 
-_OPENERS: dict[str, Callable[[Path], BinaryIO]] = {
+_OPENERS: dict[str, Callable[[Path], BufferedIOBase]] = {
     ".gz": lambda p: gzip.open(p, "rb"), ".bz2": lambda p: bz2.open(p, "rb"), ".xz": lambda p: lzma.open(p, "rb"),
 }
 _DAMAGE = (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from engine.ingest.readers.base import Block, Document, Limits, register
 from engine.ingest.readers.guard import parser_errors
@@ -19,7 +19,9 @@ if TYPE_CHECKING:
     from docx.document import Document as DocxDocument
     from docx.table import _Cell
     from odf.element import Element
+    from pptx.shapes.autoshape import Shape
     from pptx.shapes.base import BaseShape
+    from pptx.shapes.graphfrm import GraphicFrame
 
 # Titles that word processors fill in by themselves.
 _JUNK_TITLES = frozenset(("", "untitled", "powerpoint presentation", "presentation", "document", "title"))
@@ -87,9 +89,11 @@ def _shape_texts(shapes: Iterable[BaseShape]) -> Iterator[str]:
             yield from _shape_texts(shape.shapes)
         elif shape.has_text_frame:
             # A bullet rarely ends with a full stop, so each paragraph is a block of its own.
-            yield from (paragraph.text.replace("\v", "\n") for paragraph in shape.text_frame.paragraphs)
+            # has_text_frame and has_table say which subclass a shape is; python-pptx's types cannot say so
+            frame = cast("Shape", shape).text_frame
+            yield from (paragraph.text.replace("\v", "\n") for paragraph in frame.paragraphs)
         elif getattr(shape, "has_table", False):
-            yield from (cell.text for row in shape.table.rows for cell in row.cells)
+            yield from (cell.text for row in cast("GraphicFrame", shape).table.rows for cell in row.cells)
 
 
 class PptxReader:

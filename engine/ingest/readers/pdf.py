@@ -197,7 +197,7 @@ def _column_like(pieces: list[_Piece]) -> bool:
     previous: _Piece | None = None
     for piece in sorted(pieces, key=lambda p: -p.center):
         step = previous.center - piece.center if previous else None
-        if step is None or step > _NEXT_LINE * max(previous.height, piece.height):
+        if previous is None or step is None or step > _NEXT_LINE * max(previous.height, piece.height):
             run = 1
         elif step >= _SAME_LINE * previous.height:
             run += 1

@@ -81,10 +81,10 @@ def decode(data: bytes, declared: str | None = None) -> str:
             if text is None:
                 raise ReadError("binary file", status="skipped")
             return text
-    for codec in (declared, "utf-8"):
-        if codec:
+    for charset in (declared, "utf-8"):
+        if charset:
             try:
-                return data.decode(codec)
+                return data.decode(charset)
             except (UnicodeDecodeError, LookupError):
                 continue
     # imported only for the few files that need a guess: most text is UTF-8 or Windows-1252, and a reader process
@@ -96,11 +96,10 @@ def decode(data: bytes, declared: str | None = None) -> str:
     western = _western(data, best, next((m for m in matches if "cp1252" in m.could_be_from_charset), None))
     if western is not None:
         return western
-    text = str(best) if best is not None else None
-    if text is None or not _credible(text):
+    if best is None or not _credible(str(best)):  # str() decodes once; the match keeps the text
         raise ReadError("unknown text encoding")
     log.debug("decoded as %s", best.encoding)
-    return text
+    return str(best)
 
 
 def _utf16(data: bytes, *, final: bool) -> str | None:

@@ -4,15 +4,18 @@ lying header (a zip entry that declares 1 KB and inflates to gigabytes) stops at
 from __future__ import annotations
 
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING
 
 from engine.errors import ReadError
 from engine.ingest.readers.guard import megabytes
 
+if TYPE_CHECKING:
+    from _typeshed import SupportsRead  # a zip member and a gzip, bz2 or xz stream: anything with read(n)
+
 _CHUNK = 1 << 20
 
 
-def copy_within(source: BinaryIO, target: Path, allowed: int, what: str) -> int:
+def copy_within(source: SupportsRead[bytes], target: Path, allowed: int, what: str) -> int:
     """Write ``source`` to ``target``; returns the bytes written, or raises ReadError past ``allowed`` bytes (``what``
     names the source in its reason: "compressed file", "archive member")."""
     written = 0

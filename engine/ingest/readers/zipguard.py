@@ -63,7 +63,8 @@ def _inflate(archive: zipfile.ZipFile, info: zipfile.ZipInfo, inflated: int, all
     # Read as if the entry declared more than the limit, so that zipfile does not stop where the header says, and
     # had no checksum, which would fail where the count stops (the parser still checks it).
     counted = copy.copy(info)
-    counted.file_size, counted.CRC = allowed + 1, None
+    # typeshed types CRC as int; zipfile skips the check when it is None
+    counted.file_size, counted.CRC = allowed + 1, None  # type: ignore[assignment]
     with archive.open(counted) as member:
         while inflated <= allowed and (chunk := member.read(_CHUNK)):
             inflated += len(chunk)
