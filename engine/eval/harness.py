@@ -266,7 +266,7 @@ def _chars(texts: Sequence[str]) -> int:
 
 
 def collection_options(parser: argparse.ArgumentParser, out_name: str) -> None:
-    """The options every retrieval-collection bench script shares (bench/tune_fusion.py, bench/facets_rerank.py)."""
+    """The options every retrieval-collection bench script shares (bench/facets_rerank.py)."""
     parser.add_argument("--data", type=Path, default=default_data_dir())
     parser.add_argument("--collections", default=None, help="comma-separated collections (default: all)")
     parser.add_argument("--quick", action="store_true", help="subsampled collections (a smoke test)")

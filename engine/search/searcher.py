@@ -31,6 +31,7 @@ from engine.search.results import Explanation, Highlight, MatchedTerm, Mode, Sea
 from engine.store.bm25 import WordStatistics
 from engine.store.bm25 import idf as bm25_idf
 from engine.store.database import Store
+from engine.store.documents import DocumentRecord
 from engine.store.filters import Filters, matching_documents
 from engine.store.scans import SCAN_PARTS
 from engine.store.vectors import VectorIndex
@@ -107,7 +108,7 @@ class _Evidence:
     with the same content."""
 
     doc: _Doc
-    record: dict
+    record: DocumentRecord
     best: dict
     similarity: float | None
     matched: set[str]
@@ -247,16 +248,16 @@ class Searcher:
             order = facet_rerank.rerank(self.store, query, [candidates[d.doc_id] for d in ranked], self.facets)
             ranked = [ranked[i] for i in order]
         picked: list[_Evidence] = []
-        seen_hashes: dict[str, _Evidence] = {}
+        seen_hashes: dict[str | None, _Evidence] = {}
         strong = 0
         # lazily: the next part of the ranking is weighed only if the ones before did not give k results
         weighed = (e for part in _rounds(ranked, k) for e in self._weigh(part, asked, candidates))
         for evidence in weighed:
-            row = evidence.record
-            if row["hash"] in seen_hashes:
-                seen_hashes[row["hash"]].duplicates.append(row["path"])
+            record = evidence.record
+            if record.hash in seen_hashes:
+                seen_hashes[record.hash].duplicates.append(record.path)
                 continue
-            seen_hashes[row["hash"]] = evidence
+            seen_hashes[record.hash] = evidence
             picked.append(evidence)
             strong += not evidence.weak
             if len(picked) >= k and not include_weak and strong >= k:
@@ -492,7 +493,7 @@ class Searcher:
         ]
 
     def _evidence(
-        self, doc: _Doc, record: dict, asked: _Query, candidates: list[dict], contending: list[int],
+        self, doc: _Doc, record: DocumentRecord, asked: _Query, candidates: list[dict], contending: list[int],
         cosines: dict[int, float], found: dict[int, set[str]], mass: dict[int, float],
     ) -> _Evidence:
         """What decides whether one document is shown, and by which sentence (``contending``: the ids of the
@@ -540,7 +541,7 @@ class Searcher:
         if top is not None and top.fused > 0:
             score = rel.relevance(top.evidence, asked.bar) * doc.fused / top.fused
         return SearchResult(
-            path=record["path"], title=record["title"] or "", score=round(float(score), 1),
+            path=record.path, title=record.title or "", score=round(float(score), 1),
             similarity=None if similarity is None else round(float(similarity), 4),
             sentence=best["text"], start=best["start"], end=best["end"], page=best["page"], ordinal=best["ordinal"],
             context_before=(), context_after=(),

@@ -191,9 +191,9 @@ class Store:
         """Records of all files, or of those at or below ``under``, ordered by path."""
         return documents.listing(self.db.conn, under)
 
-    def documents_by_id(self, ids: Sequence[int]) -> dict[int, dict]:
-        """Records as rows keyed by id (:func:`engine.store.documents.rows_by_id`)."""
-        return documents.rows_by_id(self.db.conn, ids)
+    def documents_by_id(self, ids: Sequence[int]) -> dict[int, DocumentRecord]:
+        """Records keyed by id (:func:`engine.store.documents.by_ids`)."""
+        return documents.by_ids(self.db.conn, ids)
 
     def duplicates_of(self, content_hash: str) -> list[str]:
         """Paths of indexed files with this exact content."""

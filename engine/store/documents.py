@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import sqlite_utils
 
 from engine.ingest.documents import NewDocument
-from engine.store.chunks import by_id
+from engine.store.chunks import in_chunks
 from engine.text.paths import from_column, to_column
 
 _COLUMNS = "id, path, size, mtime, hash, status, reason, title, kind, sentences, updated_at"
@@ -59,12 +59,13 @@ def listing(conn: sqlite3.Connection, under: str | None = None) -> Iterator[Docu
     ))
 
 
-def rows_by_id(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, dict]:
-    """Records as rows (dicts, paths as the file system knows them) keyed by id: the ranking reads these."""
-    rows = by_id(conn, "documents", ids)
-    for row in rows.values():
-        row["path"] = from_column(row["path"])
-    return rows
+def by_ids(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, DocumentRecord]:
+    """Records keyed by id: the ranking reads these for the documents it weighs."""
+    out: dict[int, DocumentRecord] = {}
+    for chunk, marks in in_chunks(ids):
+        for row in conn.execute(f"SELECT {_COLUMNS} FROM documents WHERE id IN ({marks})", chunk):
+            out[row[0]] = _record(row)
+    return out
 
 
 def counts_by_status(conn: sqlite3.Connection) -> dict[str, int]:
