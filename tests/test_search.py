@@ -14,6 +14,7 @@ from engine import Index, IndexConfig
 from engine.errors import QueryError
 from engine.search.searcher import MAX_QUERY_CHARS, Searcher
 from engine.store import postings
+from engine.store.database import Store
 from engine.store.vectors import VectorIndex
 from engine.text import terms as T
 
@@ -204,9 +205,9 @@ def test_splitting_the_bm25_scan_over_cores_ranks_the_same(river: Index, monkeyp
 def test_hybrid_queries_rank_words_on_another_thread_and_many_threads_may_search_at_once(river: Index,
                                                                                           monkeypatch) -> None:
     ranked_on: list[str] = []
-    lexical = Searcher._lexical
-    monkeypatch.setattr(Searcher, "_lexical", lambda self, q, depth: ranked_on.append(threading.current_thread().name)
-                        or lexical(self, q, depth))
+    scored = Store.word_bm25
+    monkeypatch.setattr(Store, "word_bm25", lambda self, *args: ranked_on.append(threading.current_thread().name)
+                        or scored(self, *args))
     queries = ["heron river otters", "old mill wheel", "a bridge over the water", '"heron waits" weir']
 
     def ranking(query: str) -> list[tuple]:
@@ -214,7 +215,7 @@ def test_hybrid_queries_rank_words_on_another_thread_and_many_threads_may_search
         return [(r.path, r.score, r.sentence, r.similarity) for r in results]
 
     alone = [ranking(q) for q in queries]
-    assert all(alone) and all(name.startswith("quire-words") for name in ranked_on)
+    assert all(alone) and len(ranked_on) == len(queries) and all(name.startswith("quire-words") for name in ranked_on)
     with ThreadPoolExecutor(4) as pool:
         together = list(pool.map(ranking, queries * 4))
     assert together == alone * 4
@@ -222,7 +223,6 @@ def test_hybrid_queries_rank_words_on_another_thread_and_many_threads_may_search
 
 def test_the_ranking_is_weighed_head_first_and_ranks_as_if_weighed_whole(river: Index, monkeypatch) -> None:
     from engine.search import searcher as searcher_module
-    from engine.store.database import Store
 
     weighed: list[int] = []
     read = Store.documents_by_id
