@@ -24,6 +24,21 @@ from ebooklib import epub
 from odf import dc, text
 from odf.opendocument import OpenDocumentText
 
+# Real sentences (Wikipedia), one a line: what tests that need a corpus of some size index.
+TOY_CORPUS = Path(__file__).parent / "data" / "toy_corpus.txt"
+
+
+def write_toy_corpus(folder: Path, *, per_file: int = 10, lines: int | None = None) -> list[str]:
+    """The toy corpus's sentences (its first ``lines``; None: all) as text files of ``per_file`` sentences, a blank
+    line between them, named by their first sentence's number (part0000.txt, part0010.txt, ...); returns the
+    sentences written."""
+    sentences = TOY_CORPUS.read_text(encoding="utf-8").splitlines()[:lines]
+    folder.mkdir(parents=True, exist_ok=True)
+    for n in range(0, len(sentences), per_file):
+        (folder / f"part{n:04d}.txt").write_text("\n\n".join(sentences[n : n + per_file]), encoding="utf-8")
+    return sentences
+
+
 TEXT_SENTENCE = "The lighthouse keeper counted forty gulls on the northern pier every Tuesday."
 TITLE = "Notes on Coastal Lighthouses"
 LATIN1_SENTENCE = "Grüße aus München: der Bäcker verkauft Käse, Äpfel und süße Brötchen für die Gäste."

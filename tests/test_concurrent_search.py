@@ -9,12 +9,12 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import docgen
 import pytest
 
 from engine import Index, IndexConfig
 
 REPO = Path(__file__).resolve().parent.parent
-TOY = Path(__file__).parent / "data" / "toy_corpus.txt"
 CONFIG = IndexConfig(workers=0)
 LATE = "Glaciers carve deep fjords into the granite coast over thousands of years."
 
@@ -103,10 +103,7 @@ print(done)
 
 def test_searches_beside_an_indexing_run_never_crash(tmp_path: Path) -> None:
     docs, folder, stop = tmp_path / "docs", tmp_path / "index", tmp_path / "stop"
-    docs.mkdir()
-    lines = TOY.read_text(encoding="utf-8").splitlines()
-    for n in range(0, len(lines), 20):
-        (docs / f"part{n:04d}.txt").write_text("\n\n".join(lines[n : n + 20]), encoding="utf-8")
+    lines = docgen.write_toy_corpus(docs, per_file=20)
     with Index(folder, config=CONFIG) as idx:  # the searchers start on an index that exists
         idx.add([docs / "part0000.txt"])
     stop.write_text("")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import docgen
 import numpy as np
 import pytest
 
@@ -14,18 +15,13 @@ from engine.store import schema
 from engine.store.vectorrows import VECTOR_DTYPE
 
 CONFIG = IndexConfig(workers=0)
-TOY = Path(__file__).parent / "data" / "toy_corpus.txt"
 
 
 @pytest.fixture
 def docs(tmp_path: Path) -> Path:
     """Files of the toy corpus, ten lines each: short lines among long ones, so vectors span neighbours."""
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    lines = TOY.read_text(encoding="utf-8").splitlines()[:300]
-    for n in range(0, len(lines), 10):
-        (folder / f"part{n:04d}.txt").write_text("\n\n".join(lines[n : n + 10]), encoding="utf-8")
-    return folder
+    docgen.write_toy_corpus(tmp_path / "docs", lines=300)
+    return tmp_path / "docs"
 
 
 def _whole_documents(idx: Index) -> tuple[np.ndarray, np.ndarray]:

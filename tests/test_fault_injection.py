@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import docgen
 import pytest
 
 from engine import Index
@@ -19,7 +20,6 @@ from engine import Index
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL and /proc")
 
 REPO = Path(__file__).resolve().parent.parent
-TOY = Path(__file__).parent / "data" / "toy_corpus.txt"
 SEED = 33
 KILLS = 6
 # Small batches, so that a run makes many transactions and graph saves for a kill to fall between.
@@ -29,12 +29,8 @@ INDEX_ARGS = ["--batch", "20", "--json"]
 @pytest.fixture
 def docs(tmp_path: Path) -> Path:
     """The toy corpus as 42 files: enough that reading happens in reader processes."""
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    lines = TOY.read_text(encoding="utf-8").splitlines()
-    for n in range(0, len(lines), 10):
-        (folder / f"part{n:04d}.txt").write_text("\n\n".join(lines[n : n + 10]), encoding="utf-8")
-    return folder
+    docgen.write_toy_corpus(tmp_path / "docs")
+    return tmp_path / "docs"
 
 
 def start_index(docs: Path, db: Path) -> subprocess.Popen:

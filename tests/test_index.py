@@ -20,7 +20,6 @@ from engine.errors import ConfigError, IndexNotFoundError, MethodMismatchError
 from engine.ingest import readers
 from engine.ingest.extract import sentences_of
 
-TOY = Path(__file__).parent / "data" / "toy_corpus.txt"
 CONFIG = IndexConfig(workers=0)
 RIGEL = "Rigel is a blue supergiant star in the constellation of Orion."
 PORPOISE = "They use echolocation to hunt fish and squid in murky coastal water."
@@ -40,15 +39,6 @@ def vector_consistency(idx: Index) -> tuple[int, int]:
 
     graph = idx.vector_index(embed.load(idx.method))
     return graph.live_count, idx.store.sentence_count()
-
-
-def write_toy_corpus(folder: Path, per_file: int = 10) -> list[str]:
-    """The toy Wikipedia sentences as small text files; returns the sentences."""
-    lines = TOY.read_text(encoding="utf-8").splitlines()
-    folder.mkdir(parents=True, exist_ok=True)
-    for start in range(0, len(lines), per_file):
-        (folder / f"part{start // per_file:03d}.txt").write_text("\n\n".join(lines[start : start + per_file]))
-    return lines
 
 
 # --- every format, end to end ------------------------------------------------------------------------------------
@@ -275,7 +265,7 @@ def test_graph_is_rebuilt_or_caught_up(corpus: Path, index_dir: Path, damage: st
 @pytest.fixture(scope="module")
 def toy_index(tmp_path_factory) -> tuple[Path, list[str]]:
     docs = tmp_path_factory.mktemp("toy")
-    lines = write_toy_corpus(docs)
+    lines = docgen.write_toy_corpus(docs)
     index_dir = tmp_path_factory.mktemp("toy-index")
     with open_index(index_dir) as idx:
         idx.add([docs])

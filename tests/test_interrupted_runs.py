@@ -9,12 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import docgen
 import pytest
 
 from engine import Index, IndexConfig
 
 REPO = Path(__file__).resolve().parent.parent
-TOY = Path(__file__).parent / "data" / "toy_corpus.txt"
 CONFIG = IndexConfig(workers=0, batch_sentences=40, facets=True)
 
 # Runs an indexing of argv[1] into argv[2] that kills itself with SIGKILL at the point argv[3] names.
@@ -50,12 +50,8 @@ with Index(folder, config=IndexConfig(workers=0, batch_sentences=40, facets=True
 
 @pytest.fixture
 def docs(tmp_path: Path) -> Path:
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    lines = TOY.read_text(encoding="utf-8").splitlines()[:200]
-    for n in range(0, len(lines), 10):
-        (folder / f"part{n:04d}.txt").write_text("\n\n".join(lines[n : n + 10]), encoding="utf-8")
-    return folder
+    docgen.write_toy_corpus(tmp_path / "docs", lines=200)
+    return tmp_path / "docs"
 
 
 def outcome(folder: Path) -> dict:
