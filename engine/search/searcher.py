@@ -391,8 +391,7 @@ class Searcher:
     def _fuse(self, docs: dict[int, _Doc], mode: Mode, scale: rel.Scale) -> list[_Doc]:
         """The documents in ranking order, each with its fused score; in semantic or lexical mode only the documents
         that side found, in that side's order. Every document's evidence is set, from all the query's evidence."""
-        by_sem = sorted((d for d in docs.values() if d.sem_sentence is not None or not math.isnan(d.meaning)),
-                        key=lambda d: -_semantic_score(d))
+        by_sem = sorted((d for d in docs.values() if not math.isnan(_semantic_score(d))), key=lambda d: -_semantic_score(d))
         by_lex = sorted((d for d in docs.values() if d.lex_passage is not None), key=lambda d: -d.lex_score)
         for rank, d in enumerate(by_sem, 1):
             d.sem_rank = rank
