@@ -13,18 +13,26 @@ import shutil
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from app.dates import moment
 from app.output import end_output, stdout_closed
-from engine import Filters, Index, IndexConfig, Mode, Progress, QuireError
-from engine.cluster import manifest
-from engine.config import default_index_dir
-from engine.errors import QueryError
+from engine.config import IndexConfig, default_index_dir
+from engine.errors import QueryError, QuireError
 from engine.ingest.readers.base import Limits
-from engine.search.like import LikeSource
+from engine.search.results import Mode
+from engine.store.filters import Filters
 from engine.text.paths import readable
+
+if TYPE_CHECKING:
+    from engine import Index, Progress
+    from engine.cluster.collection import Collection
+
+# The index and the models are imported by the commands that use them, not here: reader processes are spawned, and a
+# spawned process imports the module that started its parent (this one, for `quire index`) before it reads a file
+# (docs/decisions/0008-reader-pool-sizes.md); so does every `quire --help`.
 
 EPILOG_INDEX = "Example: quire index ~/Documents/papers --json"
 
@@ -44,14 +52,23 @@ def _cluster_option(f):
     )(f)
 
 
-def _open(db: Path | None, cluster: str | None):
+def _is_collection(db: Path | None) -> bool:
+    """Whether ``db`` holds a sharded collection's manifest (engine.cluster) rather than one index."""
+    from engine.cluster import manifest
+
+    return manifest.is_collection(db)
+
+
+def _open(db: Path | None, cluster: str | None) -> Index | Collection:
     """The index at ``db``, or the sharded collection there (engine.cluster) when it holds a manifest."""
-    if manifest.is_collection(db):
+    if _is_collection(db):
         from engine.cluster.collection import Collection
 
         return Collection(db, cluster=cluster)
     if cluster is not None:
         raise click.UsageError("--cluster works on a sharded collection (made with `quire index --shards N`)")
+    from engine import Index
+
     return Index(db, create=False)
 
 
@@ -103,8 +120,6 @@ class _ProgressLine:
         self._last = 0.0
 
     def __call__(self, p: Progress) -> None:
-        import time
-
         now = time.monotonic()
         if p.phase not in ("done",) and now - self._last < 0.1:
             return
@@ -130,7 +145,7 @@ def _duration(seconds: float) -> str:
 @click.option("--ignore", multiple=True, help="gitignore-style pattern to skip (repeatable)")
 @click.option("--max-size", type=float, default=Limits().max_file_bytes / 1e6, show_default=True,
               help="skip files larger than this many MB")
-@click.option("--workers", type=int, default=None, help="reader processes (default: cores - 1; 0 = none)")
+@click.option("--workers", type=int, default=None, help="reader processes (default: cores - 1, none for under 4 MB of plain text; 0 = none)")
 @click.option("--batch", type=click.IntRange(min=1), default=IndexConfig.batch_sentences, show_default=True,
               help="sentences embedded and committed per transaction (lower it to save memory)")
 @click.option("--shards", type=click.IntRange(min=1), default=None,
@@ -144,7 +159,8 @@ def index(paths: tuple[Path, ...], db: Path | None, method: str | None, ignore: 
     config = IndexConfig(limits=Limits(max_file_bytes=int(max_size * 1e6)), ignore=ignore, workers=workers,
                          batch_sentences=batch)
     progress = _ProgressLine() if not as_json and sys.stderr.isatty() else None
-    if shards is not None or manifest.is_collection(db):
+    if shards is not None or _is_collection(db):
+        from engine.cluster import manifest
         from engine.cluster.indexing import index_collection
 
         if db is None:
@@ -154,6 +170,8 @@ def index(paths: tuple[Path, ...], db: Path | None, method: str | None, ignore: 
     elif cluster is not None:
         raise click.UsageError("--cluster indexes a sharded collection: give --shards N as well")
     else:
+        from engine import Index
+
         with Index(db, method=method, config=config) as idx:
             report = idx.add(list(paths), method=method, progress=progress)
     if as_json:
@@ -236,6 +254,8 @@ def search(text: str | None, db: Path | None, k: int, mode: str | None, method: 
                 click.echo(json.dumps({"id": item["id"], **{key: out[key] for key in ("results", "nothing_relevant")}}))
             return
         if like is not None:
+            from engine.search.like import LikeSource
+
             response = idx.search_like(LikeSource.parse(like), k=k, mode=mode, method=method,
                                        include_weak=include_weak, explain=explain, rerank_facets=rerank_facets,
                                        within=within)
@@ -330,11 +350,13 @@ def status(db: Path | None, files: bool, cluster: str | None, as_json: bool) -> 
 @_handle_errors
 def remove(paths: tuple[Path, ...], db: Path | None, as_json: bool) -> None:
     """Remove files, or everything under folders, from the index."""
-    if manifest.is_collection(db):
+    if _is_collection(db):
         from engine.cluster.indexing import remove_from_collection
 
         n = remove_from_collection(db, list(paths))
     else:
+        from engine import Index
+
         with Index(db, create=False) as idx:
             n = idx.remove(list(paths))
     click.echo(json.dumps({"removed": n}) if as_json else f"{n:,} files removed")
