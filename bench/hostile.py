@@ -24,16 +24,17 @@ import docgen  # noqa: E402  (the test suite's document generators)
 from measured import index_measured  # noqa: E402
 
 from engine.eval.report import stamp  # noqa: E402
-from engine.ingest.pool import MIN_FILES_FOR_POOL  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "hostile.json"
+# Good files beside each case, read with it in the reader processes asked for (--workers).
+GOOD_FILES = 16
 
 
 def run_case(case: docgen.HostileCase, root: Path, limits: dict, workers: int) -> dict:
-    """Index the case beside enough good files to be read in reader processes; its row of the table."""
+    """Index the case beside good files in ``workers`` reader processes; its row of the table."""
     docs = root / case.name / "docs"
     docs.mkdir(parents=True)
-    for n in range(MIN_FILES_FOR_POOL):
+    for n in range(GOOD_FILES):
         (docs / f"good{n}.txt").write_text(f"Good note {n}: {docgen.TEXT_SENTENCE}\n")
     path = case.make(docs, True)
     run = index_measured(docs, root / case.name / "index", limits, workers)

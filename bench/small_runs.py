@@ -2,7 +2,7 @@
 into a new index again and again in this process; prints the median and spread of the wall time of opening the
 index and adding the folder.
 
-A run of fewer than ``MIN_FILES_FOR_POOL`` files reads plain text in the indexer's own process; what a reader process
+A run of less plain text than ``IN_PROCESS_BYTES`` reads it in the indexer's own process; what a reader process
 costs such a run (starting it with ``spawn``, its imports) is the difference the PDF folder shows
 (docs/decisions/0008-reader-pool-sizes.md).
 

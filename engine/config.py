@@ -17,7 +17,8 @@ def default_index_dir() -> Path:
 
 @dataclass(frozen=True)
 class IndexConfig:
-    """How files are found and read. ``workers`` = reader processes (0 reads in the calling process)."""
+    """How files are found and read. ``workers`` = reader processes: 0 reads in the calling process, None chooses
+    (``engine.ingest.pool.extract_all``)."""
 
     limits: Limits = field(default_factory=Limits)
     ignore: tuple[str, ...] = ()

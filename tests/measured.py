@@ -23,7 +23,7 @@ import json, resource, sys
 from pathlib import Path
 from engine import Index, IndexConfig
 from engine.ingest.readers.base import Limits
-config = IndexConfig(limits=Limits(**json.loads(sys.argv[4])), workers=int(sys.argv[3]))
+config = IndexConfig(limits=Limits(**json.loads(sys.argv[4])), workers=json.loads(sys.argv[3]))
 with Index(Path(sys.argv[2]), config=config) as idx:
     report = idx.add([Path(sys.argv[1])]).to_json()
 peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
@@ -42,11 +42,12 @@ class Run:
     peak_mb: float
 
 
-def index_measured(docs: Path, db: Path, limits: dict, workers: int, timeout: float = 600) -> Run:
+def index_measured(docs: Path, db: Path, limits: dict, workers: int | None, timeout: float = 600) -> Run:
     """Index ``docs`` into ``db`` in a child process with ``limits`` (Limits fields) and ``workers`` reader
-    processes; its peak memory is the largest of it and its readers. Raises RuntimeError if the child fails."""
+    processes (None: the indexer's choice); its peak memory is the largest of it and its readers. Raises RuntimeError
+    if the child fails."""
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-c", _INDEX, str(docs), str(db), str(workers), json.dumps(limits)],
+    done = subprocess.run([sys.executable, "-c", _INDEX, str(docs), str(db), json.dumps(workers), json.dumps(limits)],
                           cwd=ROOT, capture_output=True, text=True, timeout=timeout)
     seconds = time.monotonic() - started
     if done.returncode != 0:

@@ -22,7 +22,6 @@ from engine.facets.extract import (
 from engine.facets.service import load_space
 from engine.facets.space import FacetSpace
 from engine.index import Index, IndexConfig
-from engine.ingest import pool
 from engine.store import schema
 from engine.store.database import Store
 
@@ -212,10 +211,9 @@ def test_word_bridges_split_the_static_cosine_exactly():
 
 
 @pytest.mark.parametrize("workers", [0, 1])
-def test_indexing_tokenises_once_yet_stores_what_separate_passes_give(corpus, index_dir, workers, monkeypatch):
+def test_indexing_tokenises_once_yet_stores_what_separate_passes_give(corpus, index_dir, workers):
     """Vectors and facets from the shared word ids (made by the reader processes when there are some) equal the
     embedder's and the facet extractor's own."""
-    monkeypatch.setattr(pool, "MIN_FILES_FOR_POOL", 1)
     with Index(index_dir, config=IndexConfig(workers=workers, facets=True)) as index:
         index.add([corpus])
         rows = index.store.db.execute("SELECT id, doc_id, text FROM sentences ORDER BY id").fetchall()

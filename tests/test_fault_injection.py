@@ -22,13 +22,14 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL and /pr
 REPO = Path(__file__).resolve().parent.parent
 SEED = 33
 KILLS = 6
-# Small batches, so that a run makes many transactions and graph saves for a kill to fall between.
-INDEX_ARGS = ["--batch", "20", "--json"]
+# Small batches, so that a run makes many transactions and graph saves for a kill to fall between; a reader process
+# asked for, so that a kill also falls while it reads (it must end with the indexer).
+INDEX_ARGS = ["--batch", "20", "--workers", "1", "--json"]
 
 
 @pytest.fixture
 def docs(tmp_path: Path) -> Path:
-    """The toy corpus as 42 files: enough that reading happens in reader processes."""
+    """The toy corpus as 42 files."""
     docgen.write_toy_corpus(tmp_path / "docs")
     return tmp_path / "docs"
 

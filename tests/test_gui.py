@@ -347,10 +347,8 @@ def test_cancel_mid_index_keeps_what_was_done(qtbot, window, tmp_path):
 def test_a_crashed_indexing_process_is_reported_and_the_next_run_recovers(qtbot, window, tmp_path):
     import signal
 
-    from engine.ingest.pool import MIN_FILES_FOR_POOL
-
-    # fewer files than start reader processes: killing the indexer then leaves no orphaned reader behind
-    folder = many_files(tmp_path / "notes", MIN_FILES_FOR_POOL - 1)
+    # too little text to start reader processes: killing the indexer then leaves no orphaned reader behind
+    folder = many_files(tmp_path / "notes", 15)
     errors: list[str] = []
     window.controller.error.connect(errors.append)
 
@@ -369,7 +367,7 @@ def test_a_crashed_indexing_process_is_reported_and_the_next_run_recovers(qtbot,
 
     drop(window, [folder])  # a new indexing process picks up where the dead one stopped
     status = wait_indexed(qtbot, window)
-    assert status.indexed == MIN_FILES_FOR_POOL - 1
+    assert status.indexed == 15
 
 
 def test_pause_survives_restart_and_resume_completes(qtbot, make_window, tmp_path):

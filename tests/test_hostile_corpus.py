@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from engine import Index
-from engine.ingest.pool import MIN_FILES_FOR_POOL
 from tests import docgen
 from tests.measured import Run, index_measured
 
@@ -22,9 +21,9 @@ GOOD = {
     "keeper.txt": docgen.TEXT_SENTENCE,
     "kettles.txt": docgen.HTML_SENTENCE,
 }
-# Enough good files that the run reads in reader processes (MIN_FILES_FOR_POOL), where the time budget can end a
-# reader stuck in C code.
-FILLERS = MIN_FILES_FOR_POOL - len(GOOD)
+# Good files beside the hostile ones, read like them in the two reader processes these runs ask for, where the time
+# budget can end a reader stuck in C code.
+FILLERS = 14
 # The glyph bomb's reader grows by 250 to 400 MB a second in pdfium until it is ended after three seconds (left
 # alone it would take its 10 s in C and gigabytes more in our layout code); the lying zip alone used to take 2.37 GB.
 PEAK_MB = 2000
@@ -85,28 +84,28 @@ def test_a_reader_past_its_memory_is_ended(tmp_path: Path) -> None:
     # recorded and the files beside it read.
     docs = tmp_path / "docs"
     docs.mkdir()
-    for n in range(MIN_FILES_FOR_POOL):
+    for n in range(FILLERS):
         (docs / f"filler{n}.txt").write_text(f"Filler note {n} is about nothing much.\n")
     docgen.make_glyph_bomb_pdf(docs, 6, 12)
     limits = {"read_seconds": 60.0, "max_reader_bytes": 800_000_000}
     run = index_measured(docs, tmp_path / "index", limits, workers=2)
     assert run.files["glyphs.pdf"].status == "skipped"
     assert run.files["glyphs.pdf"].reason == "needed more than 800 MB of memory to read"
-    assert sum(record.status == "indexed" for record in run.files.values()) == MIN_FILES_FOR_POOL
+    assert sum(record.status == "indexed" for record in run.files.values()) == FILLERS
     assert run.seconds < RUN_SECONDS and run.peak_mb < 1200  # checked every 0.25 s: 100 MB over at most
 
 
 def test_a_small_run_reads_a_pdf_in_a_reader_process_that_can_be_ended(tmp_path: Path) -> None:
-    # Under MIN_FILES_FOR_POOL files plain text is read in the indexer's own process, where nothing watches memory:
-    # the glyph bomb grew it to 3.2 GB there within its time. A PDF is read in a reader process all the same, whose
-    # watchdog ends it past its memory; the text files beside it are indexed.
+    # With reader processes left to the indexer, a little plain text is read in its own process, where nothing
+    # watches memory: the glyph bomb grew it to 3.2 GB there within its time. A PDF is read in a reader process all
+    # the same, whose watchdog ends it past its memory; the text files beside it are indexed.
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "keeper.txt").write_text(docgen.TEXT_SENTENCE)
     docgen.make_md(docs)
     docgen.make_glyph_bomb_pdf(docs, 6, 12)
     limits = {"read_seconds": 20.0, "max_reader_bytes": 600_000_000}
-    small = index_measured(docs, tmp_path / "index", limits, workers=2)
+    small = index_measured(docs, tmp_path / "index", limits, workers=None)
     record = small.files["glyphs.pdf"]
     assert (record.status, record.reason) == ("skipped", "needed more than 600 MB of memory to read")
     assert small.files["keeper.txt"].status == small.files["notes.md"].status == "indexed"

@@ -119,14 +119,13 @@ def test_a_reader_that_crashes_costs_its_file_and_only_the_files_it_may_have_sta
 
 
 def test_a_small_run_reads_a_pdf_in_a_reader_process_which_is_ended_when_stuck_in_c(tmp_path):
-    # Fewer files than MIN_FILES_FOR_POOL: the text files are read in this process, the PDF in a reader process
+    # Less plain text than IN_PROCESS_BYTES: the text files are read in this process, the PDF in a reader process
     # (in this one, a parser stuck in C code would never see its budget's interruption)
     paths = _files(tmp_path, 3, bad=-1)
     stuck = tmp_path / "stuck.pdf"
     stuck.write_bytes(b"%PDF-1.4 whose parser never returns")
     jobs = [(p, None) for p in [*paths, str(stuck)]]
-    assert len(jobs) < pool.MIN_FILES_FOR_POOL
-    outcomes = _extract_in_thread(jobs, Limits(read_seconds=1), workers=2, seconds=30)
+    outcomes = _extract_in_thread(jobs, Limits(read_seconds=1), workers=None, seconds=30)
     assert (outcomes["stuck.pdf"].status, outcomes["stuck.pdf"].reason) == ("skipped", "took longer than 1 s to read")
     assert [outcomes[Path(p).name].status for p in paths] == ["indexed"] * 3
 
@@ -158,6 +157,33 @@ def test_a_small_run_prepares_every_document_in_the_indexer_where_its_model_is_l
         prepared.extend((Path(o.path).name, os.getpid()) for o in outcomes)
         return outcomes
 
-    outcomes = list(pool.extract_all([(p, None) for p in paths], Limits(), workers=1, prepare=prepare))
+    outcomes = list(pool.extract_all([(p, None) for p in paths], Limits(), workers=None, prepare=prepare))
     assert sorted(o.status for o in outcomes) == ["indexed"] * 3
     assert sorted(prepared) == sorted((Path(p).name, os.getpid()) for p in paths)
+
+
+def noting_reader(path: str, limits: Limits, known: str | None) -> Extracted:
+    """The real reader, noting the process that read each file in ``readers`` beside it.
+
+    Module-level, so that the spawned reader processes can import it."""
+    with open(Path(path).with_name("readers"), "a", encoding="utf-8") as readers:
+        readers.write(f"{os.getpid()}\n")
+    return extract(path, limits, known)
+
+
+def _readers_of(folder: Path, files: int, workers: int | None) -> set[int]:
+    paths = _files(folder, files, bad=-1)
+    outcomes = list(pool.extract_all([(p, None) for p in paths], Limits(), workers, reader=noting_reader))
+    assert [o.status for o in outcomes] == ["indexed"] * files
+    return {int(pid) for pid in (folder / "readers").read_text().split()}
+
+
+def test_plain_text_is_read_in_reader_processes_only_when_there_is_enough_of_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(pool, "IN_PROCESS_BYTES", 68 * 10)  # ten of _files' first files, 68 bytes each
+    for folder in ("few", "enough", "asked", "none"):
+        (tmp_path / folder).mkdir()
+    assert _readers_of(tmp_path / "few", 9, None) == {os.getpid()}
+    assert os.getpid() not in _readers_of(tmp_path / "enough", 10, None)
+    # reader processes asked for are started however little there is to read, and none when none are asked for
+    assert os.getpid() not in _readers_of(tmp_path / "asked", 2, 1)
+    assert _readers_of(tmp_path / "none", 10, 0) == {os.getpid()}

@@ -64,7 +64,7 @@ def _read(task: list[Job], limits: Limits, prepare: Prepare | None) -> list[Extr
     return read_task(extract, task, limits, prepare, False)  # a Ray worker is interrupted, never ended by quire
 
 
-def cluster_extract(jobs: list[Job], limits: Limits, workers: int, *,
+def cluster_extract(jobs: list[Job], limits: Limits, workers: int | None, *,
                     prepare: Prepare | None = None) -> Iterator[Extracted]:
     """:func:`engine.ingest.pool.extract_all` on the cluster's workers: tasks of TASK_FILES files, outcomes as they
     complete (``workers`` is the local pool's setting and is not used: the cluster's CPUs decide)."""

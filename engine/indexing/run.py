@@ -27,7 +27,7 @@ from engine.indexing.prepare import StaticPreparer
 from engine.ingest.archive import is_archive, members
 from engine.ingest.documents import NewDocument, SentenceRecord
 from engine.ingest.extract import Extracted
-from engine.ingest.pool import Extractor, default_workers, extract_all
+from engine.ingest.pool import Extractor, extract_all
 from engine.ingest.walk import IgnoreRules, walk
 from engine.store.database import Store
 from engine.store.documents import DocumentRecord
@@ -149,9 +149,8 @@ class IndexingRun:
         jobs = self._plan(roots)
         self._total = len(jobs)
         self._report("reading", None)
-        workers = self.config.workers if self.config.workers is not None else default_workers()
         try:
-            for outcome in self.extract(jobs, self.config.limits, workers, prepare=self._preparer):
+            for outcome in self.extract(jobs, self.config.limits, self.config.workers, prepare=self._preparer):
                 self._take(outcome)
                 self._done += 1
                 self._report("reading", outcome.path)

@@ -44,10 +44,11 @@ IN_FLIGHT_BYTES = 64 << 20
 # (docs/decisions/0008-reader-pool-sizes.md).
 TASK_FILES = 8
 TASK_BYTES = 1 << 20
-# Below this many files, the start-up cost of worker processes (about half a second) is not worth it for files whose
-# reader the time budget can stop in any process; the others are read in a reader process all the same
+# Unless told how many reader processes to use, a run whose files the time budget can stop in any process (plain
+# text) add up to less than this is read in the indexer's own process: below it, starting and feeding a reader
+# process costs more CPU and wall time than it saves; the other files are read in a reader process all the same
 # (docs/decisions/0008-reader-pool-sizes.md).
-MIN_FILES_FOR_POOL = 16
+IN_PROCESS_BYTES = 4 << 20
 # How often a reader process checks that the indexer that started it still runs (see _die_with_parent).
 PARENT_CHECK_SECONDS = 0.5
 # prctl(2) option: a signal the kernel sends this process when its parent ends.
@@ -78,9 +79,10 @@ Prepare = Callable[[list[Extracted]], list[Extracted]]
 class Extractor(Protocol):
     """What reads an indexing run's files: :func:`extract_all` here, or a cluster's workers (engine.cluster)."""
 
-    def __call__(self, jobs: list[Job], limits: Limits, workers: int, *,
+    def __call__(self, jobs: list[Job], limits: Limits, workers: int | None, *,
                  prepare: Prepare | None = None) -> Iterator[Extracted]:
-        """Yield the outcome of every job, in any order; ``prepare`` runs on each task's outcomes."""
+        """Yield the outcome of every job, in any order; ``prepare`` runs on each task's outcomes; ``workers``: the
+        reader processes asked for (None: the extractor chooses)."""
 
 
 class _Window:
@@ -246,27 +248,43 @@ def _declined(path: str, status: str, reason: str) -> Extracted:
     return Extracted(path, st.st_size, st.st_mtime, "", status=status, reason=reason)
 
 
-def extract_all(jobs: list[Job], limits: Limits, workers: int, reader: Reader = extract,
+def extract_all(jobs: list[Job], limits: Limits, workers: int | None, reader: Reader = extract,
                 prepare: Prepare | None = None) -> Iterator[Extracted]:
     """Extract (path, known hash) jobs, yielding outcomes as they complete (not in input order); ``prepare`` runs on
-    each task's outcomes before they are handed back.
+    each task's outcomes before they are handed back. ``workers``: reader processes; 0 reads every file here; None
+    (the default setting) chooses: all cores but one, or none for a run of little plain text (IN_PROCESS_BYTES).
 
     Stops submitting when the consumer stops iterating (cancellation): what is in flight is read in vain.
     """
     sweep_scratch()
-    if workers <= 0:
+    if workers == 0:
         yield from _here(jobs, limits, reader, prepare)
         return
-    if len(jobs) >= MIN_FILES_FOR_POOL:
-        yield from _pooled(jobs, limits, workers, reader, prepare)
+    here: list[Job] = []
+    apart: list[Job] = []
+    for job in jobs:
+        (apart if isolated(Path(job[0])) else here).append(job)
+    if workers is not None or not _little_text(here, limits):
+        yield from _pooled(jobs, limits, workers or default_workers(), reader, prepare)
         return
-    # A few files: those the time budget can stop in this process are read here, the others (a parser in C, which
-    # only ending its process stops, or whose memory only a reader process's watchdog bounds) in reader processes.
-    # Those are prepared here, where the model is loaded already, rather than loading it in the reader process.
-    apart = [job for job in jobs if isolated(Path(job[0]))]
-    yield from _here([job for job in jobs if job not in apart], limits, reader, prepare)
-    for outcome in _pooled(apart, limits, min(workers, len(apart)), reader, None) if apart else ():
+    # Little plain text: it is read here, the other files (a parser in C, which only ending its process stops, or
+    # whose memory only a reader process's watchdog bounds) in reader processes. Those are prepared here, where the
+    # model is loaded already, rather than loading it in the reader process.
+    yield from _here(here, limits, reader, prepare)
+    for outcome in _pooled(apart, limits, min(default_workers(), len(apart)), reader, None) if apart else ():
         yield from _prepared([outcome], prepare)  # one at a time: the run can be cancelled between them
+
+
+def _little_text(jobs: list[Job], limits: Limits) -> bool:
+    """Whether the readers of ``jobs`` would read less than IN_PROCESS_BYTES (a file over the size limit is declined
+    unread); counting stops there, so that a large run costs few calls to stat."""
+    total = 0
+    for path, _ in jobs:
+        size = _size(path)
+        total += size if size <= limits.max_file_bytes else 0
+        if total >= IN_PROCESS_BYTES:
+            return False
+    return True
 
 
 def _here(jobs: list[Job], limits: Limits, reader: Reader, prepare: Prepare | None) -> Iterator[Extracted]:
