@@ -21,7 +21,11 @@ Recoll is never a dependency of quire; this benchmark needs it installed (as roo
 pdftotext its PDF filter runs):
     apt-get install recoll poppler-utils
 
-Usage: python bench/vs_recoll.py [--files 2] [--mixed 40] [--corpus DIR] [--keep DIR]
+Each folder is indexed ``--rounds`` times by each tool, alternating, each time into a new index; the table gives each
+tool's median (CPU, wall, peak RSS) and the ratios of the medians, with every round's CPU ratio beside them (small
+folders take a second or two, which the load of a shared machine moves by a fifth).
+
+Usage: python bench/vs_recoll.py [--files 2] [--mixed 40] [--rounds 5] [--corpus DIR] [--keep DIR]
 Prints a markdown table and writes bench/results/vs_recoll.json (stamped, engine.eval.report.stamp).
 """
 
@@ -33,6 +37,7 @@ import os
 import resource
 import shutil
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -111,6 +116,13 @@ def index_recoll(folder: Path, confdir: Path, logs: Path) -> Run:
     files = sum(1 for p in folder.rglob("*") if p.is_file())
     return Run("Recoll", tree_bytes(confdir, leave_out=("recoll.conf",)), usage.ru_utime + usage.ru_stime, wall,
                usage.ru_maxrss / 1024, files - skipped, skipped)
+
+
+def median_run(runs: list[Run]) -> Run:
+    """One tool's runs of one folder as one: the median of each measure (the index is the same every round)."""
+    return Run(runs[0].tool, runs[-1].index_bytes, *(statistics.median(getattr(r, m) for r in runs)
+                                                      for m in ("cpu_seconds", "wall_seconds", "peak_rss_mb")),
+               runs[-1].files_indexed, runs[-1].not_indexed)
 
 
 def recoll_missing(confdir: Path) -> str:
@@ -213,6 +225,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--files", type=int, default=2, help="WikiExtractor files whose articles make the folders")
     parser.add_argument("--mixed", type=int, default=40, help="articles written as PDF/HTML/MD/DOCX/text")
+    parser.add_argument("--rounds", type=int, default=5, help="times each tool indexes each folder, alternating")
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--keep", type=Path, help="keep the folders and indexes here (default: a scratch folder)")
     args = parser.parse_args()
@@ -234,10 +247,20 @@ def main() -> None:
         for folder in (wiki, mixed):
             source = tree_bytes(folder)
             files = sum(1 for p in folder.rglob("*") if p.is_file())
-            quire = index_quire(folder, scratch / f"quire-{folder.name}", logs)
-            recoll = index_recoll(folder, scratch / f"recoll-{folder.name}", logs)
+            rounds = []
+            for n in range(args.rounds):
+                # every round but the last into a folder of its own, removed after it; the last one is kept
+                last = n == args.rounds - 1
+                quire_db, recoll_conf = (scratch / (f"{tool}-{folder.name}" if last else f"{tool}-{folder.name}-{n}")
+                                         for tool in ("quire", "recoll"))
+                rounds.append((index_quire(folder, quire_db, logs), index_recoll(folder, recoll_conf, logs)))
+                if not last:
+                    shutil.rmtree(quire_db)
+                    shutil.rmtree(recoll_conf)
+            quire, recoll = (median_run([r[i] for r in rounds]) for i in (0, 1))
             results["folders"][folder.name] = {
                 "files": files, "source_bytes": source, "runs": [asdict(quire), asdict(recoll)],
+                "rounds": [[asdict(q), asdict(r)] for q, r in rounds],
                 "quire_bytes": where_bytes_go(scratch / f"quire-{folder.name}"),
                 "recoll_missing_helpers": recoll_missing(scratch / f"recoll-{folder.name}"),
             }
@@ -256,6 +279,7 @@ def table(results: dict) -> str:
     s = results["stamp"]
     lines = [f"Measured {s['date']} on {s['cpu']} ({s['cores']} cores), commit {s['commit']}. "
              f"Command: `{s['command']}`.", "",
+             f"Medians of {len(next(iter(results['folders'].values()))['rounds'])} rounds per tool and folder.", "",
              "| folder | tool | index / source | index MB | CPU s | wall s | peak RSS MB | files indexed | not indexed |",
              "|---|---|---|---|---|---|---|---|---|"]
     for name, folder in results["folders"].items():
@@ -268,6 +292,10 @@ def table(results: dict) -> str:
         lines.append(f"| {label} | quire / Recoll | {quire.index_bytes / recoll.index_bytes:.1f}x | | "
                      f"{quire.cpu_seconds / recoll.cpu_seconds:.1f}x | {quire.wall_seconds / recoll.wall_seconds:.1f}x"
                      f" | {quire.peak_rss_mb / recoll.peak_rss_mb:.1f}x | | |")
+    lines.append("")
+    for name, folder in results["folders"].items():
+        ratios = [q["cpu_seconds"] / r["cpu_seconds"] for q, r in folder["rounds"]]
+        lines.append(f"CPU, quire / Recoll, round by round ({name}): " + ", ".join(f"{x:.2f}x" for x in ratios))
     for name, folder in results["folders"].items():
         if folder["recoll_missing_helpers"]:
             lines += ["", f"Recoll's missing helpers ({name}): " + "; ".join(folder["recoll_missing_helpers"].splitlines())]
