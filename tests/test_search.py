@@ -133,7 +133,7 @@ def test_cosines_are_read_only_for_the_sentences_a_result_may_be_shown_by(tmp_pa
     lean = shown()
     lean_read = asked[-1]
     monkeypatch.setattr(searcher_module, "_contenders", lambda doc, candidates, mass, mode: [
-        c["id"] for c in candidates] + ([doc.sem_row["id"]] if doc.sem_row else []))
+        c.id for c in candidates] + ([doc.sem_row.id] if doc.sem_row else []))
     assert shown() == lean
     assert len(lean) == 5 and len(lean_read) < len(asked[-1])
 
