@@ -151,7 +151,7 @@ def sample_queries(idx: Index, n: int) -> list[str]:
     """Sentences of the index cut to their first words: realistic length, with a known neighbourhood."""
     ids = idx.store.random_sentence_ids(4 * n, seed=7)
     rows = idx.store.sentences_by_id(ids.tolist())
-    texts = [" ".join(rows[int(i)]["text"].split()[:QUERY_WORDS]) for i in ids if int(i) in rows]
+    texts = [" ".join(rows[int(i)].text.split()[:QUERY_WORDS]) for i in ids if int(i) in rows]
     return [t for t in texts if len(t.split()) >= 4][:n]
 
 

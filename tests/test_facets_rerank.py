@@ -14,6 +14,7 @@ from engine.facets import rerank
 from engine.facets.extract import SHORT_QUERY_WORDS, query_facets, text_facets
 from engine.facets.service import load_space
 from engine.index import Index, IndexConfig
+from engine.store.sentences import SentenceRow
 
 SPACE = load_space()
 META = embed.load("static").model.meta if SPACE is not None else {}
@@ -48,9 +49,9 @@ def test_a_document_without_facets_gets_no_facet_vote():
 
 
 # -- through the index ---------------------------------------------------------------------------------------------
-def _rows_of(index: Index, path_part: str) -> list[dict]:
+def _rows_of(index: Index, path_part: str) -> list[SentenceRow]:
     doc = next(d for d in index.store.documents() if path_part in d.path)
-    return list(index.store.db.query("SELECT * FROM sentences WHERE doc_id = ? ORDER BY ordinal", [doc.id]))
+    return index.store.document_sentences(doc.id)
 
 
 def test_set_distance_prefers_the_passage_about_the_query(corpus, index_dir):

@@ -218,9 +218,9 @@ def test_an_index_centres_neural_vectors_on_the_first_batch_it_embeds(tiny_bert,
         index.add([docs])
         ids, stored = index.store.vectors("neural")
         rows = index.store.sentences_by_id(ids.tolist())
-        texts = [rows[int(i)]["text"] for i in ids]
+        texts = [rows[int(i)].text for i in ids]
         mean = np.asarray(index.store.get_meta("centre:neural"), dtype=np.float32)
-        raw = embedded_as_indexed(NeuralEmbedder(tiny_bert, device="cpu"), [(rows[int(i)]["doc_id"], t)
+        raw = embedded_as_indexed(NeuralEmbedder(tiny_bert, device="cpu"), [(rows[int(i)].doc_id, t)
                                                                             for i, t in zip(ids, texts)])
         assert len(texts) >= 32 and np.linalg.norm(mean) > 0.1
         assert np.allclose(mean, raw.mean(axis=0), atol=1e-4)
@@ -264,7 +264,7 @@ def test_switching_an_index_to_neural_centres_what_it_re_embeds(tiny_bert, tmp_p
         index.reembed("neural")
         ids, stored = index.store.vectors("neural")
         rows = index.store.sentences_by_id(ids.tolist())
-        raw = embedded_as_indexed(NeuralEmbedder(tiny_bert, device="cpu"), [(rows[int(i)]["doc_id"], rows[int(i)]["text"])
+        raw = embedded_as_indexed(NeuralEmbedder(tiny_bert, device="cpu"), [(rows[int(i)].doc_id, rows[int(i)].text)
                                                                             for i in ids])
         assert index.method == "neural"
         assert np.allclose(stored, centre_rows(raw, raw.mean(axis=0)), atol=1e-4)
@@ -290,7 +290,7 @@ def test_an_index_re_embedded_for_a_newer_model_keeps_one_centre_for_old_and_new
         index.add([old, new])
         ids, stored = index.store.vectors("neural")
         rows = index.store.sentences_by_id(ids.tolist())
-        raw = embedded_as_indexed(NeuralEmbedder(tiny_bert, device="cpu"), [(rows[int(i)]["doc_id"], rows[int(i)]["text"])
+        raw = embedded_as_indexed(NeuralEmbedder(tiny_bert, device="cpu"), [(rows[int(i)].doc_id, rows[int(i)].text)
                                                                             for i in ids])
         mean = np.asarray(index.store.get_meta("centre:neural"), dtype=np.float32)
         assert np.allclose(stored, centre_rows(raw, mean), atol=1e-4)

@@ -12,7 +12,7 @@ from fts5_check import assert_word_index_matches_fts5
 
 from engine import Index, IndexConfig
 from engine.errors import QueryError
-from engine.search.searcher import MAX_QUERY_CHARS, Searcher
+from engine.search.searcher import MAX_QUERY_CHARS
 from engine.store import postings
 from engine.store.database import Store
 from engine.store.vectors import VectorIndex
@@ -108,34 +108,41 @@ def test_cosines_of_sentences_not_in_the_graph_come_from_the_database(idx: Index
 
 
 def test_cosines_are_read_only_for_the_sentences_a_result_may_be_shown_by(tmp_path: Path, monkeypatch) -> None:
-    from engine.search import searcher as searcher_module
-
+    """A result is shown by one of its document's few sentences with most query words, and its similarity is that
+    sentence's cosine: the vectors read for cosines are those few sentences', not those of every sentence that holds
+    a query word."""
     docs = tmp_path / "docs"
     docs.mkdir()
     for i in range(5):
+        # one passage each; five sentences hold a query word, one holds every word but "hunting" as the query has it
         (docs / f"sea{i}.txt").write_text(
             f"Report {i} on the coast. Whales hunt fish near the shore. The weather was calm all week. Boats left "
             "the harbour at dawn. Whales use sound to find fish. Nets were mended on the quay. The fish market opened "
-            "late. Gulls followed the boats home.\n", encoding="utf-8")
+            "late. Fish were dried on racks by the sheds. Children watched the fish in the pools. Gulls followed the "
+            "boats home.\n", encoding="utf-8")
     idx = Index(tmp_path / "idx", config=IndexConfig(workers=0))
     idx.add([docs])
     asked: list[list[int]] = []
     read = VectorIndex.vectors
     monkeypatch.setattr(VectorIndex, "vectors", lambda self, ids: asked.append(list(ids)) or read(self, ids))
 
-    def shown() -> list[tuple]:
+    def shown(mode: str) -> dict[str, tuple]:
         asked.clear()
-        results = idx.search("whales hunting fish with sound", k=5, include_weak=True, explain=False).results
-        return [(r.path, r.sentence, r.similarity, r.score) for r in results]
+        results = idx.search("whales hunting fish with sound", k=5, mode=mode, include_weak=True, explain=False).results
+        return {r.path: (r.sentence_id, r.sentence, r.similarity) for r in results}
 
+    hybrid = shown("hybrid")
     # each search reads every sentence of the candidates to rank them by meaning (engine.search.meaning), then the
     # sentences results may be shown by
-    lean = shown()
-    lean_read = asked[-1]
-    monkeypatch.setattr(searcher_module, "_contenders", lambda doc, candidates, mass, mode: [
-        c["id"] for c in candidates] + ([doc.sem_row["id"]] if doc.sem_row else []))
-    assert shown() == lean
-    assert len(lean) == 5 and len(lean_read) < len(asked[-1])
+    cosines_read = set(asked[-1])
+    assert len(hybrid) == 5 and all(similarity is not None for _, _, similarity in hybrid.values())
+    assert {sentence for _, sentence, _ in hybrid.values()} == {"Whales use sound to find fish."}
+    assert {sid for sid, _, _ in hybrid.values()} <= cosines_read
+    with_words = [row.id for path in hybrid for row in idx.store.document_sentences(idx.store.document(path).id)
+                  if any(word in row.text.lower() for word in ("whale", "hunt", "fish", "sound"))]
+    assert len(with_words) == 25 and len(cosines_read) < len(with_words)
+    # the sentence shows the same similarity as when ranking by meaning alone finds it
+    assert shown("semantic") == hybrid
 
 
 @pytest.fixture
@@ -154,23 +161,45 @@ def river(tmp_path: Path):
         yield index
 
 
-def test_words_are_ranked_from_the_word_index_as_fts5_ranks_them(river: Index) -> None:
-    for query in ("heron river otters", "river mill otters", "weir", "wheel turns bridge"):
+def _fts5_scores(store: Store, query: str) -> dict[str, float]:
+    """Each document's best passage score for the whole of ``query`` (its words and quoted phrases OR-ed) as FTS5's
+    bm25() gives it, by path."""
+    best: dict[int, float] = {}
+    for _, doc_id, score in store.bm25(T.fts_query(query), None):
+        best[doc_id] = max(score, best.get(doc_id, score))
+    records = store.documents_by_id(list(best))
+    return {records[doc_id].path: score for doc_id, score in best.items()}
+
+
+def _assert_ranked_as(index: Index, query: str, expected: dict[str, float]) -> None:
+    """A lexical search for ``query`` finds the documents of ``expected`` with their BM25 scores, best first."""
+    results = index.search(query, k=30, mode="lexical", include_weak=True, explain=False).results
+    scores = [r.explanation.bm25 for r in results]
+    assert {r.path for r in results} == set(expected), query
+    assert scores == pytest.approx([expected[r.path] for r in results], rel=1e-12), query
+    assert scores == sorted(scores, reverse=True), query
+
+
+def test_words_are_ranked_from_the_word_index_as_fts5_ranks_them(river: Index, monkeypatch) -> None:
+    queries = ("heron river otters", "river mill otters", "weir", "wheel turns bridge")
+    assert river.store.word_index_ready()
+    expected = {query: _fts5_scores(river.store, query) for query in queries}
+    for query in queries:
         assert_word_index_matches_fts5(river.store, query)
-        match = T.fts_query(query)
-        ranked = Searcher(river.store, None, None, None)._bm25([], T.query_terms(query), 200)
-        assert ranked == river.store.word_bm25([t.stem for t in T.query_terms(query)], 200)
-        assert [p for p, _, _ in ranked] == [p for p, _, _ in river.store.bm25(match, 200)]
+    scanned: list[str] = []
+    scan = Store.bm25
+    monkeypatch.setattr(Store, "bm25", lambda self, match, *args, **kwargs: scanned.append(match)
+                        or scan(self, match, *args, **kwargs))
+    for query in queries:
+        _assert_ranked_as(river, query, expected[query])
+    assert scanned == []  # words alone are scored from the word index: FTS5 is never scanned
 
 
 @pytest.mark.parametrize("query", ['"heron waits" otters river', '"old mill" river otters', '"old mill"',
                                    '"river flows" "heron waits"'])
 def test_quoted_phrases_are_scored_by_fts5_and_added_to_the_words(river: Index, query: str) -> None:
-    phrases, rest = T.split_phrases(query)
-    ranked = Searcher(river.store, None, None, None)._bm25(phrases, T.query_terms(rest), 200)
-    exact = river.store.bm25(T.fts_query(query), 200)
-    assert [p for p, _, _ in ranked] == [p for p, _, _ in exact]
-    assert [s for _, _, s in ranked] == pytest.approx([s for _, _, s in exact], rel=1e-12)
+    assert river.store.word_index_ready()
+    _assert_ranked_as(river, query, _fts5_scores(river.store, query))
 
 
 def test_an_index_without_its_word_index_ranks_the_same_by_fts5(river: Index) -> None:

@@ -165,7 +165,7 @@ def test_sentences_of_passages_come_in_order_and_use_an_index(store):
     store.write_documents([_doc("/a", ["one", "two", "three"]), _doc("/b", ["four"])], _unit(rng, 4), "m")
     pids = [r[0] for r in store.db.execute("SELECT id FROM passages ORDER BY id")]
     got = store.sentences_of_passages([*pids, 999])
-    assert {p: [r["text"] for r in rows] for p, rows in got.items()} == {pids[0]: ["one", "two", "three"], pids[1]: ["four"]}
+    assert {p: [r.text for r in rows] for p, rows in got.items()} == {pids[0]: ["one", "two", "three"], pids[1]: ["four"]}
     plan = " ".join(r[3] for r in store.db.execute("EXPLAIN QUERY PLAN SELECT * FROM sentences WHERE passage_id = 1"))
     assert "INDEX" in plan
     assert store.indexed_count() == 2

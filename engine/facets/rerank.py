@@ -20,6 +20,7 @@ from engine.facets.extract import BORROW_RESULTS, query_facets, set_distances
 from engine.facets.service import facets_of_sentences, load_space
 from engine.facets.space import FacetSpace
 from engine.store.database import Store
+from engine.store.sentences import SentenceRow
 
 log = logging.getLogger(__name__)
 
@@ -40,13 +41,13 @@ def enabled(flag: bool | None) -> bool:
     return ENABLED if flag is None else flag
 
 
-def document_distances(store: Store, space: FacetSpace, query: str, rows: Sequence[Sequence[dict]]) -> np.ndarray:
+def document_distances(store: Store, space: FacetSpace, query: str, rows: Sequence[Sequence[SentenceRow]]) -> np.ndarray:
     """SC between the query's facets and each document's closest candidate sentence (NaN: no facets to compare).
 
     ``rows[i]`` are document i's candidate sentence rows, documents in ranked order; a short query borrows the words
     of the first ``BORROW_RESULTS`` documents' sentences (``query_facets``).
     """
-    borrowed = [row["text"] for doc in rows[:BORROW_RESULTS] for row in doc]
+    borrowed = [row.text for doc in rows[:BORROW_RESULTS] for row in doc]
     query_set = query_facets(space, query, borrowed)
     flat = [row for doc in rows for row in doc]
     distance = set_distances(query_set, facets_of_sentences(store, space, flat))
@@ -76,7 +77,7 @@ def fuse(distances: np.ndarray, *, depth: int = DEPTH, weight: float = WEIGHT) -
     return [*order.tolist(), *range(head, n)]
 
 
-def rerank(store: Store, query: str, rows: Sequence[Sequence[dict]], space: FacetSpace | None = None) -> list[int]:
+def rerank(store: Store, query: str, rows: Sequence[Sequence[SentenceRow]], space: FacetSpace | None = None) -> list[int]:
     """The new order of a ranking (indices into it), given each document's candidate sentence rows in ranked order.
 
     The order is unchanged when the static model (the facets' word space) is missing or the query has no facets.

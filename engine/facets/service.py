@@ -13,6 +13,7 @@ from engine.errors import MethodUnavailableError
 from engine.facets.extract import FacetSet, context_words, empty, facets_of_words, unpack
 from engine.facets.space import FacetSpace
 from engine.store.database import Store
+from engine.store.sentences import SentenceRow
 
 log = logging.getLogger(__name__)
 
@@ -59,21 +60,21 @@ class FacetWriter:
         return cls(store, space) if space is not None else None
 
 
-def facets_of_sentences(store: Store, space: FacetSpace, rows: Sequence[dict]) -> list[FacetSet]:
+def facets_of_sentences(store: Store, space: FacetSpace, rows: Sequence[SentenceRow]) -> list[FacetSet]:
     """Facets of sentence rows: stored ones, or computed from the sentence and its neighbours when missing
     (sentences indexed before facets existed, or while the static model was unavailable). The missing ones are
     computed together, in one pass over their neighbourhoods: one pass per sentence cost milliseconds each."""
-    stored = store.facets([r["id"] for r in rows])
+    stored = store.facets([r.id for r in rows])
     texts: list[str] = []
     owner: list[int] = []  # which row's neighbourhood each text is in: neighbourhoods never share words
     at: list[int | None] = []  # each missing row's place among ``texts``; None: no longer in the index
     for i, row in enumerate(rows):
-        if row["id"] in stored:
+        if row.id in stored:
             continue
-        around = store.neighbours(row["doc_id"], row["ordinal"], 1)
-        position = next((j for j, n in enumerate(around) if n["id"] == row["id"]), None)
+        around = store.neighbours(row.doc_id, row.ordinal, 1)
+        position = next((j for j, n in enumerate(around) if n.id == row.id), None)
         at.append(None if position is None else len(texts) + position)  # None: re-indexed since the search
-        texts.extend(n["text"] for n in around)
+        texts.extend(n.text for n in around)
         owner.extend([i] * len(around))
     computed: Iterator[FacetSet] = iter(())
     wanted = [j for j in at if j is not None]
@@ -83,7 +84,7 @@ def facets_of_sentences(store: Store, space: FacetSpace, rows: Sequence[dict]) -
     places = iter(at)
     out = []
     for row in rows:
-        found = stored.get(row["id"])
+        found = stored.get(row.id)
         if found is not None:
             out.append(unpack(*found, space))
         else:

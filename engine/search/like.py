@@ -24,6 +24,7 @@ from engine.errors import ConfigError, QueryError
 from engine.search.searcher import MAX_QUERY_CHARS, MAX_QUERY_SENTENCES
 from engine.store.database import Store
 from engine.store.documents import DocumentRecord
+from engine.store.sentences import SentenceRow
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +110,7 @@ def like_query(store: Store, source: LikeSource) -> LikeQuery:
     elif source.page is not None:
         picked = spread(_page(rows, source.page, name, record.path))
     else:
-        picked = spread([r["text"] for r in rows])
+        picked = spread([r.text for r in rows])
     # a sentence longer than the searcher takes (a table flattened into one line) is cut, not refused
     text = SEPARATOR.join(picked)[:MAX_QUERY_CHARS]
     copies = store.duplicates_of(record.hash) if record.hash is not None else []
@@ -150,22 +151,22 @@ def _document(store: Store, path: str) -> DocumentRecord:
     return record
 
 
-def _sentence(rows: list[dict], ordinal: int, name: str) -> str:
-    row = next((r for r in rows if r["ordinal"] == ordinal), None)
+def _sentence(rows: list[SentenceRow], ordinal: int, name: str) -> str:
+    row = next((r for r in rows if r.ordinal == ordinal), None)
     if row is None:
         raise QueryError(
-            f"{name} has no sentence {ordinal}: its sentences are numbered 0 to {rows[-1]['ordinal']} "
+            f"{name} has no sentence {ordinal}: its sentences are numbered 0 to {rows[-1].ordinal} "
             "(the `ordinal` that `quire search --json` prints)"
         )
-    return row["text"]
+    return row.text
 
 
-def _page(rows: list[dict], page: int, name: str, path: str) -> list[str]:
-    pages = sorted({r["page"] for r in rows if r["page"] is not None})
+def _page(rows: list[SentenceRow], page: int, name: str, path: str) -> list[str]:
+    pages = sorted({r.page for r in rows if r.page is not None})
     if not pages:
         raise QueryError(f"{name} has no pages (only PDFs, slides and the like do); search like the whole file, "
                          f"or like one sentence of it with {path}#N")
-    texts = [r["text"] for r in rows if r["page"] == page]
+    texts = [r.text for r in rows if r.page == page]
     if not texts:
         raise QueryError(f"{name} has no page {page} with text; its pages with text are {_ranges(pages)}")
     return texts

@@ -34,6 +34,7 @@ from engine.store.database import Store
 from engine.store.documents import DocumentRecord
 from engine.store.filters import Filters, matching_documents
 from engine.store.scans import SCAN_PARTS
+from engine.store.sentences import SentenceRow
 from engine.store.vectors import VectorIndex
 from engine.text import terms as T
 from engine.text.sentences import split_sentences
@@ -85,13 +86,13 @@ class _Doc:
     sem_sentence: int | None = None
     sem_cosine: float = -1.0
     sem_score: float = -1.0
-    sem_row: dict | None = None
+    sem_row: SentenceRow | None = None
     repeated: list[int] = field(default_factory=list)  # its sentences among the semantic hits that are boilerplate
     # the semantic side's ranking score: best sentence and centroid over all its sentences (engine.search.meaning);
     # NaN: not weighed by meaning
     meaning: float = math.nan
     # a short line's vector is its section's (engine.embed.context): the sentences it was pooled with, to show instead
-    span_rows: list[dict] = field(default_factory=list)
+    span_rows: list[SentenceRow] = field(default_factory=list)
     boilerplate: bool = False
     lex_passage: int | None = None
     lex_more: list[int] = field(default_factory=list)  # the document's next best passages (MORE_PASSAGES)
@@ -109,7 +110,7 @@ class _Evidence:
 
     doc: _Doc
     record: DocumentRecord
-    best: dict
+    best: SentenceRow
     similarity: float | None
     matched: set[str]
     coverage: float
@@ -242,7 +243,7 @@ class Searcher:
         top = ranked[0] if ranked else None
         found = len(ranked) if include_weak else sum(d.evidence >= floor for d in ranked) if answered else 0
         ranked = ranked[: 3 * k + 10]
-        candidates: dict[int, list[dict]] = {}
+        candidates: dict[int, list[SentenceRow]] = {}
         if facet_rerank.enabled(rerank_facets):
             candidates = self._candidates(ranked)
             order = facet_rerank.rerank(self.store, query, [candidates[d.doc_id] for d in ranked], self.facets)
@@ -452,31 +453,31 @@ class Searcher:
         return {s: bm25_idf(n, df.get(s, 0)) for s in stems}
 
     # -- one result -------------------------------------------------------------------------------------------
-    def _candidates(self, docs: Sequence[_Doc]) -> dict[int, list[dict]]:
+    def _candidates(self, docs: Sequence[_Doc]) -> dict[int, list[SentenceRow]]:
         """The sentences each document may be shown by (see :func:`_candidates_of`), read for all of ``docs`` at
         once; their best semantic sentences' rows are filled in on the way."""
         rows = self.store.sentences_by_id([d.sem_sentence for d in docs if d.sem_sentence is not None])
         for doc in docs:
             doc.sem_row = rows.get(doc.sem_sentence) if doc.sem_sentence is not None else None
-            if doc.sem_row is not None and context.is_short(context.word_counts([doc.sem_row["text"]]))[0]:
+            if doc.sem_row is not None and context.is_short(context.word_counts([doc.sem_row.text]))[0]:
                 doc.span_rows = self._span(doc.sem_row)
         passages = self.store.sentences_of_passages(
             [p for d in docs if d.lex_passage is not None for p in [d.lex_passage, *d.lex_more]])
         return {d.doc_id: _candidates_of(d, passages) for d in docs}
 
-    def _span(self, row: dict) -> list[dict]:
+    def _span(self, row: SentenceRow) -> list[SentenceRow]:
         """The sentences a short line may have been embedded with (those around it within a span), short ones left
         out: a heading found by its section's meaning is shown by the section's sentence that says it."""
-        near = [r for r in self.store.neighbours(row["doc_id"], row["ordinal"], context.MAX_SPAN - 1) if r["id"] != row["id"]]
-        return [r for r, short in zip(near, context.is_short(context.word_counts([r["text"] for r in near]))) if not short]
+        near = [r for r in self.store.neighbours(row.doc_id, row.ordinal, context.MAX_SPAN - 1) if r.id != row.id]
+        return [r for r, short in zip(near, context.is_short(context.word_counts([r.text for r in near]))) if not short]
 
-    def _weigh(self, part: Sequence[_Doc], asked: _Query, candidates: dict[int, list[dict]]) -> list[_Evidence]:
+    def _weigh(self, part: Sequence[_Doc], asked: _Query, candidates: dict[int, list[SentenceRow]]) -> list[_Evidence]:
         """The evidence of each document of ``part`` of the ranking, in order; documents deleted while ranking are
         left out. ``candidates`` holds the documents' candidate sentences read so far, and gains those of ``part``."""
         meta = self.store.documents_by_id([d.doc_id for d in part])
         candidates.update(self._candidates([d for d in part if d.doc_id not in candidates]))
-        rows_by_id = {c["id"]: c for d in part for c in candidates[d.doc_id]}
-        found = dict(zip(rows_by_id, T.stems_found([c["text"] for c in rows_by_id.values()], asked.stem_set)))
+        rows_by_id = {c.id: c for d in part for c in candidates[d.doc_id]}
+        found = dict(zip(rows_by_id, T.stems_found([c.text for c in rows_by_id.values()], asked.stem_set)))
         # rounded: the same words summed in another order (a set's) must tie, and ranking compares masses hundreds
         # of times per query, so they are rounded once here
         mass = {sid: round(sum(asked.idf.get(s, 0.0) for s in stems_in), 6) for sid, stems_in in found.items()}
@@ -492,7 +493,7 @@ class Searcher:
         ]
 
     def _evidence(
-        self, doc: _Doc, record: DocumentRecord, asked: _Query, candidates: list[dict], contending: list[int],
+        self, doc: _Doc, record: DocumentRecord, asked: _Query, candidates: list[SentenceRow], contending: list[int],
         cosines: dict[int, float], found: dict[int, set[str]], mass: dict[int, float],
     ) -> _Evidence:
         """What decides whether one document is shown, and by which sentence (``contending``: the ids of the
@@ -502,12 +503,12 @@ class Searcher:
             best = _semantic_best(doc, cosines)
         else:
             best = _best_sentence(candidates, contending, asked, cosines, found, mass)
-            if mass[best["id"]] == 0 and doc.sem_sentence is not None:
+            if mass[best.id] == 0 and doc.sem_sentence is not None:
                 best = _semantic_best(doc, cosines)
-        matched = set().union(*(found[c["id"]] for c in candidates))
+        matched = set().union(*(found[c.id] for c in candidates))
         total_idf = sum(asked.idf.values())
         coverage = sum(asked.idf.get(s, 0.0) for s in matched) / total_idf if total_idf else 0.0
-        similarity = cosines.get(best["id"])
+        similarity = cosines.get(best.id)
         # weak: the query found nothing relevant at all, or this document's evidence is far below what that takes
         weak = not asked.answered or doc.evidence < asked.floor
         return _Evidence(doc, record, best, similarity, matched, coverage, weak)
@@ -542,16 +543,16 @@ class Searcher:
         return SearchResult(
             path=record.path, title=record.title or "", score=round(float(score), 1),
             similarity=None if similarity is None else round(float(similarity), 4),
-            sentence=best["text"], start=best["start"], end=best["end"], page=best["page"], ordinal=best["ordinal"],
+            sentence=best.text, start=best.start, end=best.end, page=best.page, ordinal=best.ordinal,
             context_before=(), context_after=(),
-            highlights=tuple(Highlight(a, b, s, 1.0) for a, b, s in T.matches(best["text"], asked.stem_set)),
+            highlights=tuple(Highlight(a, b, s, 1.0) for a, b, s in T.matches(best.text, asked.stem_set)),
             explanation=explanation,
             weak=evidence.weak,
             duplicates=tuple(evidence.duplicates),
-            sentence_id=best["id"],
+            sentence_id=best.id,
         )
 
-    def explain(self, query: str, results: Sequence[SearchResult], rows: Sequence[dict]) -> list[SearchResult]:
+    def explain(self, query: str, results: Sequence[SearchResult], rows: Sequence[SentenceRow]) -> list[SearchResult]:
         """What ``explain=True`` adds to ``results`` (their best sentences' ``rows``): surrounding sentences, facet
         chips and evidence. Public so that the app can show a ranking at once and explain the rows on screen after
         (``Index.explain``)."""
@@ -560,12 +561,12 @@ class Searcher:
             results = annotate(self.store, self.facets, query, results, rows)
         return results
 
-    def _with_context(self, result: SearchResult, row: dict) -> SearchResult:
-        neighbours = self.store.neighbours(row["doc_id"], row["ordinal"], CONTEXT_RADIUS)
+    def _with_context(self, result: SearchResult, row: SentenceRow) -> SearchResult:
+        neighbours = self.store.neighbours(row.doc_id, row.ordinal, CONTEXT_RADIUS)
         return replace(
             result,
-            context_before=tuple(n["text"] for n in neighbours if n["ordinal"] < row["ordinal"]),
-            context_after=tuple(n["text"] for n in neighbours if n["ordinal"] > row["ordinal"]),
+            context_before=tuple(n.text for n in neighbours if n.ordinal < row.ordinal),
+            context_after=tuple(n.text for n in neighbours if n.ordinal > row.ordinal),
         )
 
     def _vectors(self, sentence_ids: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -643,41 +644,41 @@ def _monotonic(results: list[SearchResult]) -> list[SearchResult]:
     return out
 
 
-def _contenders(doc: _Doc, candidates: list[dict], mass: dict[int, float], mode: Mode) -> list[int]:
+def _contenders(doc: _Doc, candidates: list[SentenceRow], mass: dict[int, float], mode: Mode) -> list[int]:
     """Ids of the sentences :meth:`Searcher._evidence` may show ``doc`` by and must know the cosine of: those with
     most query-word ``mass`` (:func:`_most_words`) and the best semantic sentence."""
-    ids = [doc.sem_row["id"]] if doc.sem_row is not None else []
-    ids += [r["id"] for r in doc.span_rows]
+    ids = [doc.sem_row.id] if doc.sem_row is not None else []
+    ids += [r.id for r in doc.span_rows]
     if candidates and mode is not Mode.SEMANTIC:
         ids += _most_words(candidates, mass)
     return ids
 
 
-def _most_words(candidates: list[dict], mass: dict[int, float]) -> list[int]:
+def _most_words(candidates: list[SentenceRow], mass: dict[int, float]) -> list[int]:
     """Ids of the candidates with most query-word mass: every one tied at the most, and more in order of mass until
     there are CONTENDERS (none without a query word). A long document holds many sentences with one query word: all of
     them would be weighed for nothing."""
-    ranked = sorted((c for c in candidates if mass[c["id"]] > 0), key=lambda c: -mass[c["id"]])
+    ranked = sorted((c for c in candidates if mass[c.id] > 0), key=lambda c: -mass[c.id])
     if not ranked:
         return []
-    most = mass[ranked[0]["id"]]
-    return [c["id"] for i, c in enumerate(ranked) if i < CONTENDERS or mass[c["id"]] == most]
+    most = mass[ranked[0].id]
+    return [c.id for i, c in enumerate(ranked) if i < CONTENDERS or mass[c.id] == most]
 
 
-def _best_sentence(candidates: list[dict], contending: list[int], asked: _Query, cosines: dict[int, float],
-                   found: dict[int, set[str]], mass: dict[int, float]) -> dict:
+def _best_sentence(candidates: list[SentenceRow], contending: list[int], asked: _Query, cosines: dict[int, float],
+                   found: dict[int, set[str]], mass: dict[int, float]) -> SentenceRow:
     """The candidate with most evidence on the relevance scale (its cosine, and its query words as a share of what
     the query's key words could score, a word held only through its stem counting STEM_ONLY_SHARE), among the
     ``contending`` ones (:func:`_contenders`), a sentence before a short line; then the most query-word mass."""
     ids = set(contending)
-    known = [c for c in candidates if c["id"] in ids] or [max(candidates, key=lambda c: mass[c["id"]])]
-    words = np.array([_word_mass(c["text"], found[c["id"]], asked) for c in known])
-    cosine = np.array([cosines.get(c["id"], np.nan) for c in known])
+    known = [c for c in candidates if c.id in ids] or [max(candidates, key=lambda c: mass[c.id])]
+    words = np.array([_word_mass(c.text, found[c.id], asked) for c in known])
+    cosine = np.array([cosines.get(c.id, np.nan) for c in known])
     evidence = asked.scale.evidence(cosine, words)
     # a heading says what its section is about; a sentence of the section says it (engine.embed.context)
-    says = ~context.is_short(context.word_counts([c["text"] for c in known]))
+    says = ~context.is_short(context.word_counts([c.text for c in known]))
     return max(zip(known, says.tolist(), evidence.tolist()),
-               key=lambda ce: (ce[1], round(ce[2], 6), mass[ce[0]["id"]]))[0]
+               key=lambda ce: (ce[1], round(ce[2], 6), mass[ce[0].id]))[0]
 
 
 def _word_mass(text: str, stems_in: set[str], asked: _Query) -> float:
@@ -692,13 +693,13 @@ def _word_mass(text: str, stems_in: set[str], asked: _Query) -> float:
     return sum(asked.idf.get(s, 0.0) * (1.0 if asked.folded[s] in words else STEM_ONLY_SHARE) for s in stems_in)
 
 
-def _semantic_best(doc: _Doc, cosines: dict[int, float]) -> dict:
+def _semantic_best(doc: _Doc, cosines: dict[int, float]) -> SentenceRow:
     """The sentence a document found by meaning is shown by: its best semantic sentence or, when that is a short line
     embedded with its section, the section's sentence most similar to the query."""
     if not doc.span_rows:
         assert doc.sem_row is not None
         return doc.sem_row
-    return max(doc.span_rows, key=lambda r: cosines.get(r["id"], -1.0))
+    return max(doc.span_rows, key=lambda r: cosines.get(r.id, -1.0))
 
 
 def _rounds(ranked: list[_Doc], k: int) -> Iterator[list[_Doc]]:
@@ -711,12 +712,12 @@ def _rounds(ranked: list[_Doc], k: int) -> Iterator[list[_Doc]]:
         yield ranked[head:]
 
 
-def _candidates_of(doc: _Doc, passages: dict[int, list[dict]]) -> list[dict]:
+def _candidates_of(doc: _Doc, passages: dict[int, list[SentenceRow]]) -> list[SentenceRow]:
     """The sentences a document may be shown by: its best lexical passages', its best semantic sentence and, when
     that is a short line, the sentences it was embedded with."""
     lexical = [doc.lex_passage, *doc.lex_more] if doc.lex_passage is not None else []
     rows = [row for passage in lexical for row in passages.get(passage, ())]
     for row in ([doc.sem_row] if doc.sem_row is not None else []) + doc.span_rows:
-        if all(r["id"] != row["id"] for r in rows):
+        if all(r.id != row.id for r in rows):
             rows.append(row)
     return rows

@@ -104,7 +104,7 @@ def _spellings(store: Store, stems: list[str]) -> list[str]:
     out: dict[str, None] = {}
     for stem, ids in holding.items():
         for passage in ids:
-            text = " ".join(s["text"] for s in sentences.get(passage, []))
+            text = " ".join(s.text for s in sentences.get(passage, []))
             out.update((text[a:b].lower(), None) for a, b, _ in T.matches(text, frozenset({stem})))
     return list(out)
 

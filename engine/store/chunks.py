@@ -20,7 +20,7 @@ def in_chunks(values: Iterable[int]) -> Iterator[tuple[list[int], str]]:
 
 
 def dicts(conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[dict]:
-    """Rows as dicts, for the reads every search makes (sqlite_utils' ``db.query`` wraps each read in a savepoint,
+    """Rows as dicts, read straight from the connection (sqlite_utils' ``db.query`` wraps each read in a savepoint,
     two more statements per read)."""
     cursor = conn.execute(sql, params)
     keys = [d[0] for d in cursor.description]

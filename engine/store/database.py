@@ -33,7 +33,7 @@ from engine.store.connection import (
 from engine.store.counts import Counts
 from engine.store.documents import DocumentRecord
 from engine.store.scans import FtsScans
-from engine.store.sentences import StoredSentences
+from engine.store.sentences import SentenceRow, StoredSentences
 from engine.store.vectorrows import DerivedVectors, VectorRows
 
 log = logging.getLogger(__name__)
@@ -271,8 +271,8 @@ class Store:
         """Number of indexed sentences (kept between queries, as the other counts every query needs)."""
         return self._counts.count("sentences", sentences.COUNT_SENTENCES)
 
-    def sentences_by_id(self, ids: Sequence[int]) -> dict[int, dict]:
-        """Sentence rows keyed by id."""
+    def sentences_by_id(self, ids: Sequence[int]) -> dict[int, SentenceRow]:
+        """Sentence rows keyed by id (ids not there left out)."""
         return sentences.by_ids(self.db.conn, ids)
 
     def sentence_keys(self, ids: Sequence[int], up_to: int) -> dict[int, tuple[int, int]]:
@@ -280,11 +280,11 @@ class Store:
         by id (:func:`engine.store.sentences.keys`)."""
         return sentences.keys(self.db.conn, ids, up_to)
 
-    def neighbours(self, doc_id: int, ordinal: int, radius: int) -> list[dict]:
+    def neighbours(self, doc_id: int, ordinal: int, radius: int) -> list[SentenceRow]:
         """Sentences ``ordinal - radius`` .. ``ordinal + radius`` of a document, in order."""
         return sentences.neighbours(self.db.conn, doc_id, ordinal, radius)
 
-    def document_sentences(self, doc_id: int) -> list[dict]:
+    def document_sentences(self, doc_id: int) -> list[SentenceRow]:
         """Every sentence row of one document, in order (what "more like this" picks its query from)."""
         return sentences.of_document(self.db.conn, doc_id)
 
@@ -461,7 +461,7 @@ class Store:
         """Passage rows keyed by id."""
         return sentences.passages_by_ids(self.db.conn, passage_ids)
 
-    def sentences_of_passages(self, passage_ids: Sequence[int]) -> dict[int, list[dict]]:
+    def sentences_of_passages(self, passage_ids: Sequence[int]) -> dict[int, list[SentenceRow]]:
         """Each passage's sentences in order, keyed by passage id (passages without sentences left out)."""
         return sentences.of_passages(self.db.conn, passage_ids)
 

@@ -11,10 +11,29 @@ import numpy as np
 
 from engine.ingest.documents import NewDocument
 from engine.store import postings
-from engine.store.chunks import by_id, dicts, in_chunks
+from engine.store.chunks import by_id, in_chunks
 
 COUNT_SENTENCES = "SELECT count(*) FROM sentences"
 COUNT_PASSAGES = "SELECT count(*) FROM passages"
+# the columns of a SentenceRow, in its order ("end" quoted: it is an SQL keyword)
+_COLUMNS = 'id, doc_id, ordinal, text, start, "end", page, passage_id, hash'
+
+
+@dataclass(frozen=True)
+class SentenceRow:
+    """One stored sentence: its ``ordinal`` (place) in document ``doc_id``, its character offsets (``start``,
+    ``end``) in the document's text and its ``page`` (None: the format has no pages), the passage it is part of, and
+    the ``hash`` of its normalised text that tells boilerplate repeated across files."""
+
+    id: int
+    doc_id: int
+    ordinal: int
+    text: str
+    start: int
+    end: int
+    page: int | None
+    passage_id: int
+    hash: int
 
 
 @dataclass(frozen=True)
@@ -84,9 +103,17 @@ def set_hashes(conn: sqlite3.Connection, ids: np.ndarray, hashes: np.ndarray) ->
 
 
 # -- sentences ------------------------------------------------------------------------------------------------------
-def by_ids(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, dict]:
-    """Sentence rows keyed by id."""
-    return by_id(conn, "sentences", ids)
+def _rows(conn: sqlite3.Connection, where: str, params: Sequence[object]) -> list[SentenceRow]:
+    """The sentences ``where`` (the rest of the statement after ``FROM sentences``) selects, in its order."""
+    return [SentenceRow(*row) for row in conn.execute(f"SELECT {_COLUMNS} FROM sentences {where}", params)]
+
+
+def by_ids(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, SentenceRow]:
+    """Sentence rows keyed by id (ids not there left out)."""
+    out: dict[int, SentenceRow] = {}
+    for chunk, marks in in_chunks(ids):
+        out.update((row.id, row) for row in _rows(conn, f"WHERE id IN ({marks})", chunk))
+    return out
 
 
 def keys(conn: sqlite3.Connection, ids: Sequence[int], up_to: int) -> dict[int, tuple[int, int]]:
@@ -108,18 +135,15 @@ def keys(conn: sqlite3.Connection, ids: Sequence[int], up_to: int) -> dict[int, 
     return out
 
 
-def neighbours(conn: sqlite3.Connection, doc_id: int, ordinal: int, radius: int) -> list[dict]:
+def neighbours(conn: sqlite3.Connection, doc_id: int, ordinal: int, radius: int) -> list[SentenceRow]:
     """Sentences ``ordinal - radius`` .. ``ordinal + radius`` of a document, in order."""
-    return dicts(
-        conn,
-        "SELECT * FROM sentences WHERE doc_id = ? AND ordinal BETWEEN ? AND ? ORDER BY ordinal",
-        [doc_id, ordinal - radius, ordinal + radius],
-    )
+    return _rows(conn, "WHERE doc_id = ? AND ordinal BETWEEN ? AND ? ORDER BY ordinal",
+                 [doc_id, ordinal - radius, ordinal + radius])
 
 
-def of_document(conn: sqlite3.Connection, doc_id: int) -> list[dict]:
+def of_document(conn: sqlite3.Connection, doc_id: int) -> list[SentenceRow]:
     """Every sentence row of one document, in order."""
-    return dicts(conn, "SELECT * FROM sentences WHERE doc_id = ? ORDER BY ordinal", [doc_id])
+    return _rows(conn, "WHERE doc_id = ? ORDER BY ordinal", [doc_id])
 
 
 def spans(conn: sqlite3.Connection, doc_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
@@ -204,14 +228,14 @@ def passages_by_ids(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, d
     return by_id(conn, "passages", ids)
 
 
-def of_passages(conn: sqlite3.Connection, passage_ids: Sequence[int]) -> dict[int, list[dict]]:
+def of_passages(conn: sqlite3.Connection, passage_ids: Sequence[int]) -> dict[int, list[SentenceRow]]:
     """Each passage's sentences in order, keyed by passage id (passages without sentences left out)."""
-    out: dict[int, list[dict]] = {}
+    out: dict[int, list[SentenceRow]] = {}
     for chunk, marks in in_chunks(sorted({int(i) for i in passage_ids})):
         # a passage's sentences have consecutive ids in ordinal order: ordering by id lets SQLite walk the
         # passage_id index in order instead of sorting
-        for row in dicts(conn, f"SELECT * FROM sentences WHERE passage_id IN ({marks}) ORDER BY passage_id, id", chunk):
-            out.setdefault(row["passage_id"], []).append(row)
+        for row in _rows(conn, f"WHERE passage_id IN ({marks}) ORDER BY passage_id, id", chunk):
+            out.setdefault(row.passage_id, []).append(row)
     return out
 
 
