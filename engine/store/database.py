@@ -457,10 +457,6 @@ class Store:
             cache.update({"term:" + t: found.get(t, 0) for t in missing})
         return {t: n for t in terms if (n := cache.get("term:" + t, 0))}
 
-    def passages_of(self, passage_ids: Sequence[int]) -> dict[int, dict]:
-        """Passage rows keyed by id."""
-        return sentences.passages_by_ids(self.db.conn, passage_ids)
-
     def sentences_of_passages(self, passage_ids: Sequence[int]) -> dict[int, list[SentenceRow]]:
         """Each passage's sentences in order, keyed by passage id (passages without sentences left out)."""
         return sentences.of_passages(self.db.conn, passage_ids)

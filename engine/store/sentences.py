@@ -11,7 +11,7 @@ import numpy as np
 
 from engine.ingest.documents import NewDocument
 from engine.store import postings
-from engine.store.chunks import by_id, in_chunks
+from engine.store.chunks import in_chunks
 
 COUNT_SENTENCES = "SELECT count(*) FROM sentences"
 COUNT_PASSAGES = "SELECT count(*) FROM passages"
@@ -223,11 +223,6 @@ def random_ids(conn: sqlite3.Connection, n: int, seed: int = 0) -> np.ndarray:
 
 
 # -- passages -------------------------------------------------------------------------------------------------------
-def passages_by_ids(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, dict]:
-    """Passage rows keyed by id."""
-    return by_id(conn, "passages", ids)
-
-
 def of_passages(conn: sqlite3.Connection, passage_ids: Sequence[int]) -> dict[int, list[SentenceRow]]:
     """Each passage's sentences in order, keyed by passage id (passages without sentences left out)."""
     out: dict[int, list[SentenceRow]] = {}
