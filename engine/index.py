@@ -159,7 +159,7 @@ class Index:
         if stored is None:
             name = method or embed.DEFAULT_METHOD
             embedder = embed.load(name)
-            with self.store.db.atomic():
+            with self.store.transaction():
                 self._record_method(embedder)
         self._vectors: dict[str, VectorIndex] = {}
         self._null: tuple[tuple, np.ndarray | None] | None = None  # (state it was read in, the sample)
@@ -214,7 +214,7 @@ class Index:
             mean = np.asarray(stored, dtype=np.float32)
         else:
             mean = collection_mean(vectors)
-            with self.store.db.atomic():
+            with self.store.transaction():
                 self.store.set_meta(_centre_key(embedder.name), mean.tolist())
         return CentredEmbedder(embedder, mean), centre_rows(vectors, mean)
 
@@ -341,7 +341,7 @@ class Index:
         if context.fingerprint(embedder) != self.store.get_meta(f"fingerprint:{method}"):
             # vectors of an older model version, or made under another rule (engine.embed.context), are useless
             self.store.drop_vectors(method)
-            with self.store.db.atomic():
+            with self.store.transaction():
                 self.store.set_meta(f"fingerprint:{method}", context.fingerprint(embedder))
                 self.store.set_meta(_centre_key(method), None)  # the next first batch sets it again
             embedder = self._embedder(method)
@@ -366,7 +366,7 @@ class Index:
             if progress:
                 progress(Progress("embedding", done, total, done, current=f"re-embedding with {method}",
                                   unit="sentences"))
-        with self.store.db.atomic():
+        with self.store.transaction():
             self._record_method(embedder)
             self.store.set_meta("generation", int(self.store.get_meta("generation", 0)) + 1)
         self.vector_index(embedder).save(int(self.store.get_meta("generation", 0)))
@@ -383,7 +383,7 @@ class Index:
         graph = self.vector_index(embedder, load=False)
         # vectors a run holds already (the static ones would otherwise be computed again from the text)
         cal = calibrate(self.store, embedder.name, read=graph.vectors if graph.is_open else None)
-        with self.store.db.atomic():
+        with self.store.transaction():
             self.store.set_meta(f"calibration:{embedder.name}", {**cal.to_meta(), "sentences": count} if cal else None)
 
     # -- reading --------------------------------------------------------------------------------------------------

@@ -50,7 +50,7 @@ class FacetWriter:
         fingerprint = space.embedder.fingerprint
         if store.get_meta(FACETS_MODEL_KEY) != fingerprint:
             store.clear_facets()  # computed in another model's word space: meaningless now
-            with store.db.atomic():
+            with store.transaction():
                 store.set_meta(FACETS_MODEL_KEY, fingerprint)
 
     @classmethod

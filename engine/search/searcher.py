@@ -32,7 +32,7 @@ from engine.store.bm25 import WordStatistics
 from engine.store.bm25 import idf as bm25_idf
 from engine.store.database import Store
 from engine.store.documents import DocumentRecord
-from engine.store.filters import Filters, matching_documents
+from engine.store.filters import Filters
 from engine.store.scans import SCAN_PARTS
 from engine.store.sentences import SentenceRow
 from engine.store.vectors import VectorIndex
@@ -227,7 +227,7 @@ class Searcher:
             if record is not None:
                 docs.pop(record.id, None)
         if within:
-            allowed = matching_documents(self.store.db.conn, within)
+            allowed = self.store.matching_documents(within)
             docs = {doc_id: doc for doc_id, doc in docs.items() if doc_id in allowed}
         idf = self._idf(stems, df)
         scale = self._scale(query_vectors, idf)

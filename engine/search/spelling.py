@@ -12,7 +12,6 @@ import re
 
 import numpy as np
 
-from engine.store import vocabulary
 from engine.store.database import Store
 from engine.text import terms as T
 
@@ -99,7 +98,7 @@ def shortlist(word: str, vocabulary_: list[tuple[str, int]]) -> list[str]:
 
 def _spellings(store: Store, stems: list[str]) -> list[str]:
     """How the index's passages write ``stems``: the words with those stems in a few passages that hold each."""
-    holding = {stem: vocabulary.passages_holding(store.db.conn, stem, SPELLINGS_FROM) for stem in stems}
+    holding = {stem: store.passages_holding(stem, SPELLINGS_FROM) for stem in stems}
     sentences = store.sentences_of_passages([p for ids in holding.values() for p in ids])
     out: dict[str, None] = {}
     for stem, ids in holding.items():
@@ -127,7 +126,7 @@ def correction(store: Store, word: str) -> str | None:
     folded = T.fold(word)
     if len(folded) <= PREFIX or not folded.isalpha():
         return None
-    stems = shortlist(folded, vocabulary.terms_from(store.db.conn, folded[:PREFIX]))
+    stems = shortlist(folded, store.stems_from(folded[:PREFIX]))
     spellings = [*_completions(folded, stems), *_spellings(store, stems)]
     if not spellings:
         return None

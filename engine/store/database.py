@@ -8,6 +8,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from filelock import FileLock
 
 from engine.errors import Cancelled, IndexDamagedError, IndexReadOnlyError, QuireError
 from engine.ingest.documents import NewDocument
-from engine.store import documents, facetrows, meta, postings, scans, schema, sentences, space, vectorrows
+from engine.store import documents, facetrows, meta, postings, scans, schema, sentences, space, vectorrows, vocabulary
 from engine.store.bm25 import WordIndex, WordStatistics
 from engine.store.connection import (
     READ_ONLY_ERRNOS,
@@ -32,6 +33,7 @@ from engine.store.connection import (
 )
 from engine.store.counts import Counts
 from engine.store.documents import DocumentRecord
+from engine.store.filters import Filters, matching_documents
 from engine.store.scans import FtsScans
 from engine.store.sentences import SentenceRow, StoredSentences
 from engine.store.vectorrows import DerivedVectors, VectorRows
@@ -158,6 +160,13 @@ class Store:
         """Close the connections (the main one last, checkpointing the WAL)."""
         self._scans.close()
         self.db.conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Several writes as one transaction: all of them land, or (on an exception) none. Writes of the store's own
+        methods are each a transaction already; nested, they join the outer one."""
+        with self.db.atomic():
+            yield
 
     # -- meta -------------------------------------------------------------------------------------------------
     def get_meta(self, key: str, default: Any = None) -> Any:
@@ -365,7 +374,19 @@ class Store:
         with self.db.atomic():
             facetrows.clear(self.db.conn)
 
+    def matching_documents(self, within: Filters) -> frozenset[int]:
+        """The ids of the indexed documents that ``within`` lets through (engine.store.filters)."""
+        return matching_documents(self.db.conn, within)
+
     # -- lexical ----------------------------------------------------------------------------------------------
+    def stems_from(self, prefix: str) -> list[tuple[str, int]]:
+        """(stem, passages holding it) for every stem of the index that starts with ``prefix``."""
+        return vocabulary.terms_from(self.db.conn, prefix)
+
+    def passages_holding(self, stem: str, limit: int) -> list[int]:
+        """The ids of up to ``limit`` passages that hold ``stem``."""
+        return vocabulary.passages_holding(self.db.conn, stem, limit)
+
     def passage_count(self) -> int:
         """Number of passages (the N of BM25's IDF)."""
         return self._counts.count("passages", sentences.COUNT_PASSAGES)
