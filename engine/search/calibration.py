@@ -114,9 +114,8 @@ def sample(store: Store, method: str, size: int, *, seed: int = 0, read: Reader 
     memory (its graph or exact rows) passes its own reader, rather than have the static ones computed again."""
     ids = store.random_sentence_ids(size, seed=seed)
     found, vectors = (read or functools.partial(store.vectors, method))(ids.tolist())
-    rows = store.sentences_by_id(found.tolist())
-    return Sample(vectors, np.array([rows[int(i)].hash for i in found], dtype=np.int64),
-                  np.array([rows[int(i)].doc_id for i in found], dtype=np.int64))
+    hashes, docs = store.hashes_and_documents(found.tolist())
+    return Sample(vectors, hashes, docs)
 
 
 def sample_size(pairs: int = CALIBRATION_PAIRS) -> int:

@@ -284,6 +284,11 @@ class Store:
         """Sentence rows keyed by id (ids not there left out)."""
         return sentences.by_ids(self.db.conn, ids)
 
+    def hashes_and_documents(self, ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """(sentence hash, document id) of each sentence of ``ids``, in their order, as arrays: what the calibration
+        sample needs of thousands of sentences, without reading their text."""
+        return sentences.hashes_and_documents(self.db.conn, ids)
+
     def sentence_keys(self, ids: Sequence[int], up_to: int) -> dict[int, tuple[int, int]]:
         """(document id, number of documents holding the same sentence, counted up to ``up_to``) of sentences keyed
         by id (:func:`engine.store.sentences.keys`)."""

@@ -116,6 +116,16 @@ def by_ids(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, SentenceRo
     return out
 
 
+def hashes_and_documents(conn: sqlite3.Connection, ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """(sentence hash, document id) of each of ``ids``, in their order, as int64 arrays; every id must be there."""
+    found: dict[int, tuple[int, int]] = {}
+    for chunk, marks in in_chunks(ids):
+        found.update((sid, (h, d)) for sid, h, d in
+                     conn.execute(f"SELECT id, hash, doc_id FROM sentences WHERE id IN ({marks})", chunk))
+    pairs = np.array([found[int(i)] for i in ids], dtype=np.int64).reshape(-1, 2)
+    return pairs[:, 0], pairs[:, 1]
+
+
 def keys(conn: sqlite3.Connection, ids: Sequence[int], up_to: int) -> dict[int, tuple[int, int]]:
     """(document id, number of documents holding the same sentence, counted up to ``up_to``) of sentences keyed
     by id: what ranking needs of each of hundreds of semantic hits, the count telling boilerplate (headers,
