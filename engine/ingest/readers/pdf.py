@@ -11,6 +11,7 @@ pdfium is not thread-safe; the engine reads files in worker processes, one docum
 
 from __future__ import annotations
 
+import ctypes
 import re
 import statistics
 import unicodedata
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate, groupby, pairwise
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import ReadError
 from engine.ingest.readers.base import Block, Document, Limits, register
@@ -76,11 +77,11 @@ class _Piece:
     height: float = field(init=False)
 
     def __post_init__(self) -> None:
-        self.ink = [g for g in self.glyphs if not g[0].isspace()]
-        self.left = min(g[1] for g in self.ink)
-        self.right = max(g[3] for g in self.ink)
-        self.bottom = self.ink[0][2]
-        self.height = max(self.ink[0][4] - self.ink[0][2], 1.0)
+        self.ink = ink = [g for g in self.glyphs if not g[0].isspace()]
+        self.left = min([g[1] for g in ink])
+        self.right = max([g[3] for g in ink])
+        self.bottom = ink[0][2]
+        self.height = max(ink[0][4] - ink[0][2], 1.0)
 
     @property
     def center(self) -> float:
@@ -120,48 +121,76 @@ class _Piece:
         return (_Piece(left) if left else None), (_Piece(right) if right else None)
 
 
+def _codes(handle: Any, count: int) -> list[int]:
+    """The code point of each of a page's ``count`` characters: the page's text in one call, where it gives one
+    UTF-16 unit per character; a character it writes otherwise (beyond the BMP, or a code it does not write as
+    itself, such as pdfium's 0x02 hyphen) is asked for alone."""
+    import pypdfium2.raw as pdfium_c
+
+    buffer = ctypes.create_string_buffer(2 * (count + 1))
+    written = pdfium_c.FPDFText_GetText(handle, 0, count, ctypes.cast(buffer, ctypes.POINTER(ctypes.c_ushort)))
+    codes = memoryview(buffer.raw[: 2 * max(written - 1, 0)]).cast("H").tolist()
+    if len(codes) != count:
+        return [pdfium_c.FPDFText_GetUnicode(handle, index) for index in range(count)]
+    for index, code in enumerate(codes):
+        if 0xD800 <= code <= 0xDFFF or code in _NOT_TEXT or code == 0:
+            codes[index] = pdfium_c.FPDFText_GetUnicode(handle, index)
+    return codes
+
+
 def _glyphs(textpage: pdfium.PdfTextPage) -> list[Glyph]:
-    # The raw API: one ctypes call per character for the code and one for the box is the cheapest way there is.
+    # The raw API: the page's codes in one call, then one ctypes call per character for its box. The loop runs for
+    # every character of every page (the most CPU of a PDF's reading): the call, the box's reference and the tables
+    # are bound once outside it.
     import pypdfium2.raw as pdfium_c
 
     handle = textpage.raw
     box = pdfium_c.FS_RECTF()
+    ref = ctypes.byref(box)
+    box_of = pdfium_c.FPDFText_GetLooseCharBox
     out: list[Glyph] = []
-    for index in range(pdfium_c.FPDFText_CountChars(handle)):
-        code = pdfium_c.FPDFText_GetUnicode(handle, index)
+    for index, code in enumerate(_codes(handle, pdfium_c.FPDFText_CountChars(handle))):
         char = _CHAR_MAP.get(code)
         if char is None:
             if code < 0x20 or code in _NOT_TEXT:
                 continue
             char = chr(code)
-        pdfium_c.FPDFText_GetLooseCharBox(handle, index, box)
+        box_of(handle, index, ref)
+        left, bottom, right, top = box.left, box.bottom, box.right, box.top
         # Boxes of vertical or mirrored text come with right < left; the layout code needs them the right way up.
-        left, right = sorted((box.left, box.right))
-        bottom, top = sorted((box.bottom, box.top))
+        if right < left:
+            left, right = right, left
+        if top < bottom:
+            bottom, top = top, bottom
         out.append((char, left, bottom, right, top))
     return out
 
 
-def _continues(previous: Glyph, glyph: Glyph) -> bool:
-    height = max(previous[4] - previous[2], 1.0)
-    same_line = abs(previous[2] - glyph[2]) <= _SAME_LINE * height
-    return same_line and glyph[1] >= previous[1] - _BACKWARDS * height
-
-
 def _pieces(glyphs: list[Glyph]) -> list[_Piece]:
+    """The glyphs cut into pieces: a glyph continues the piece of the ink before it when its baseline is within
+    _SAME_LINE of that glyph's height and it does not step back left by more than _BACKWARDS of it."""
     pieces: list[_Piece] = []
     current: list[Glyph] = []
     last: Glyph | None = None
     for glyph in glyphs:
-        if glyph[0] == _LINE_BREAK:
+        char = glyph[0]
+        if char == _LINE_BREAK:
             last = None
-        elif glyph[0].isspace():
+        elif char.isspace():
             if current:
                 current.append(glyph)
         else:
-            if current and (last is None or not _continues(last, glyph)):
-                pieces.append(_Piece(current))
-                current = []
+            if current:
+                if last is None:
+                    pieces.append(_Piece(current))
+                    current = []
+                else:
+                    height = last[4] - last[2]
+                    height = height if height > 1.0 else 1.0
+                    if not (abs(last[2] - glyph[2]) <= _SAME_LINE * height
+                            and glyph[1] >= last[1] - _BACKWARDS * height):
+                        pieces.append(_Piece(current))
+                        current = []
             current.append(glyph)
             last = glyph
     if current:
