@@ -22,29 +22,30 @@ from engine.facets.space import FacetSpace
 log = logging.getLogger(__name__)
 
 
-def content_words(space: FacetSpace, text: str) -> np.ndarray:
-    """The distinct content words of ``text`` in the static model's vocabulary (ids, in order of first use); words
-    the model does not know and stop words are left out."""
-    return np.fromiter(dict.fromkeys(t.id for t in space.tokens(text) if space.content[t.id]), dtype=np.int64)
+def content_words(space: FacetSpace, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct content words of each of ``texts`` as the static model pools them (stop words and words it cannot
+    resolve left out): (text index, word id) pairs, grouped by text in order."""
+    flat, offsets = space.ids(list(texts))
+    owner = np.repeat(np.arange(len(texts)), np.diff(offsets))
+    content = space.content[flat]
+    size = space.content.size
+    # one key per (text, word): np.unique drops repeated words and sorts the pairs by text
+    keys = np.unique(owner[content] * size + flat[content])
+    return keys // size, keys % size
 
 
 def alignment_f(space: FacetSpace, query: str, sentences: Sequence[str]) -> np.ndarray:
     """The F of the query's alignment with each of ``sentences`` (0 to 1; 0 where either text has no content word
     the model knows), all sentences in one matrix product."""
     out = np.zeros(len(sentences))
-    query_ids = content_words(space, query)
-    query_weights = space.sif[query_ids].astype(np.float64)
-    if query_ids.size == 0 or query_weights.sum() <= 0:
+    query_ids = content_words(space, [query])[1]
+    owner, words = content_words(space, sentences)
+    if query_ids.size == 0 or words.size == 0:
         return out
-    words = [content_words(space, s) for s in sentences]
-    kept = [i for i, w in enumerate(words) if w.size and space.sif[w].sum() > 0]
-    if not kept:
-        return out
-    flat = np.concatenate([words[i] for i in kept])
-    starts = np.cumsum([0] + [words[i].size for i in kept[:-1]])
+    kept, starts = np.unique(owner, return_index=True)  # the sentences with content words, where each starts
     # cosines of unit vectors, below zero counted as no match at all (as BERTScore's greedy matching of similar words)
-    sims = np.clip(space.unit[query_ids] @ space.unit[flat].T, 0.0, 1.0).astype(np.float64)
-    weights = space.sif[flat].astype(np.float64)
+    sims = np.clip(space.unit[query_ids] @ space.unit[words].T, 0.0, 1.0).astype(np.float64)
+    query_weights, weights = space.sif[query_ids].astype(np.float64), space.sif[words].astype(np.float64)
     # recall: each query word's best match within each sentence; precision: each sentence word's best query word
     recall = query_weights @ np.maximum.reduceat(sims, starts, axis=1) / query_weights.sum()
     precision = np.add.reduceat(weights * sims.max(axis=0), starts) / np.add.reduceat(weights, starts)
