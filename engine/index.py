@@ -417,9 +417,8 @@ class Index:
             if calibration is None:
                 calibration = prior(context.fingerprint(embedder))
         null = self._null_sample(embedder) if embedder is not None else None
-        # the static model's word space explains results and, with a semantic side, is where the gate aligns words
-        space = load_space() if explain or mode is not Mode.LEXICAL else None
-        return Searcher(self.store, vectors, embedder, calibration, facets=space, null_sample=null,
+        # the static model's word space explains results and is where the gate aligns words (0016)
+        return Searcher(self.store, vectors, embedder, calibration, facets=load_space(), null_sample=null,
                         collection=collection).search(
             query, k=k, mode=mode, include_weak=include_weak, explain=explain, rerank_facets=rerank_facets,
             exclude=exclude, within=within,

@@ -38,7 +38,7 @@ def merge(query: str, mode: Mode, k: int, include_weak: bool, responses: Sequenc
     bm25 = np.array([r.explanation.bm25 or 0.0 for r in pool], dtype=np.float64)
     evidence = np.array([r.explanation.contributions["evidence"] for r in pool], dtype=np.float64)
     # what the gate weighed of each document: its evidence, and its word alignment where its shard weighed that
-    gated = [rel.gated(r.explanation.contributions["evidence"], r.explanation.contributions.get("alignment"))
+    gated = [rel.gated(r.explanation.contributions["evidence"], r.explanation.contributions.get("alignment"), mode)
              for r in pool]
     fused = rel.fuse(cosines, bm25, rel.semantic_share(mode)).tolist() if pool else []
     # ties by path: document ids differ between layouts, paths do not

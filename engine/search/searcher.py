@@ -104,11 +104,6 @@ class _Doc:
     # its best sentence's word alignment with the query (F, engine.search.alignment); None: not weighed by the gate
     alignment: float | None = None
 
-    @property
-    def gated(self) -> float:
-        """What the relevance gate weighs of this document (engine.search.relevance.gated)."""
-        return rel.gated(self.evidence, self.alignment)
-
 
 @dataclass
 class _Evidence:
@@ -245,7 +240,8 @@ class Searcher:
         small = self._sentences() < MIN_SENTENCES
         bar = rel.bar(mode, small_folder=small)
         candidates: dict[int, list[SentenceRow]] = {}
-        answered = any(d.gated >= bar for d in self._judged(query, docs, mode, small, candidates))
+        judged = self._judged(query, docs, mode, small, candidates)
+        answered = any(rel.gated(d.evidence, d.alignment, mode) >= bar for d in judged)
         # a small folder's lower bar is for its best document, the best of few chances; the others are weighed as
         # anywhere (docs/decisions/0003-a-prior-for-small-folders.md)
         floor = rel.WEAK_SHARE * rel.bar(mode, small_folder=False)
@@ -296,23 +292,22 @@ class Searcher:
 
     def _judged(self, query: str, docs: dict[int, _Doc], mode: Mode, small_folder: bool,
                 candidates: dict[int, list[SentenceRow]]) -> list[_Doc]:
-        """The documents the relevance gate answers a query by: on an index ranked by the static model whose word
-        space is loaded, in a mode with a semantic side, the ALIGNED_DOCS with most evidence, each with its best
-        candidate sentence's word alignment with the query; otherwise every document, by its evidence alone
-        (docs/decisions/0016-word-alignment-in-the-gate.md): sbert's cosine already answers the paraphrases static
-        words cannot bridge (the alignment cut two of them and 100% shown fell to 97.9); lexical mode matches words,
-        not meaning, and its bar was set on them alone; a folder too small to calibrate has half the bar, set on
-        evidence alone, where the long sentences of a few files align with a paraphrase at 0.3 or less.
-        ``candidates`` gains the sentences read."""
+        """The documents the relevance gate answers a query by: the ALIGNED_DOCS with most evidence, each with its best
+        candidate sentence's word alignment with the query, where the static model's word space is loaded and the
+        gate has no better view of meaning (docs/decisions/0016-word-alignment-in-the-gate.md): in lexical mode, which
+        has no cosine at all, and on an index ranked by that static model, whose sentence vectors pool the same word
+        vectors. Otherwise every document, by its evidence alone: sbert's cosine already answers the paraphrases
+        static words cannot bridge (with the alignment, 100% shown fell to 97.9), and a folder too small to calibrate
+        has half the bar, set on evidence alone, where the long sentences of a few files align with a paraphrase at
+        0.3 or less. ``candidates`` gains the sentences read."""
         space = self.facets
-        own_words = (space is not None and self.embedder is not None
-                     and self.embedder.fingerprint == space.embedder.fingerprint)
-        if mode is Mode.LEXICAL or small_folder or not own_words:
+        static = (self.embedder is not None and space is not None
+                  and self.embedder.fingerprint == space.embedder.fingerprint)
+        if space is None or small_folder or not (mode is Mode.LEXICAL or static):
             return list(docs.values())
         best = sorted(docs.values(), key=lambda d: (-d.evidence, d.doc_id))[: rel.ALIGNED_DOCS]
         candidates.update(self._candidates(best))
         rows = [row for d in best for row in candidates[d.doc_id]]
-        assert space is not None  # own_words
         scores = alignment.alignment_f(space, query, [row.text for row in rows]).tolist()
         at = 0
         for d in best:
@@ -575,7 +570,8 @@ class Searcher:
         )
         score = 0.0
         if top is not None and top.fused > 0:
-            score = rel.relevance(top.gated, asked.bar) * doc.fused / top.fused
+            first = rel.gated(top.evidence, top.alignment, asked.mode)  # what the gate weighed of the first result
+            score = rel.relevance(first, asked.bar) * doc.fused / top.fused
         return SearchResult(
             path=record.path, title=record.title or "", score=round(float(score), 1),
             similarity=None if similarity is None else round(float(similarity), 4),
