@@ -50,7 +50,7 @@ ALIGNMENT_CENTRE = 0.4
 # unchanged (decision 0016).
 LEXICAL_ALIGNMENT_CENTRE = 1 / 3
 # Documents, most evidence first, whose alignment the gate weighs: the answer is decided by the best few, and the
-# replay that set the two constants above weighed these ten (decision 0016).
+# replay that set ALIGNMENT_WEIGHT and ALIGNMENT_CENTRE weighed these ten (decision 0016).
 ALIGNED_DOCS = 10
 # Of an answered query, documents below this share of RELEVANT are too weak to show.
 WEAK_SHARE = 0.25
