@@ -55,6 +55,10 @@ def captured() -> Iterator[dict]:
     def _scale(self, query_vectors, idf):  # type: ignore[no-untyped-def]
         out = scale(self, query_vectors, idf)
         box["scale"], box["idf"] = out, dict(idf)
+        # the query's null as the gate's dropped null-margin rule read it (decision 0016), for the replay's margin rules
+        null = self.null_sample is not None and query_vectors is not None and len(self.null_sample) >= 2
+        box["null_std"] = float((self.null_sample @ query_vectors.T).mean(axis=1).std()) if null else None
+        box["null_size"] = self._sentences() if null else 0
         return out
 
     S.Searcher._fuse, S.Searcher._scale = _fuse, _scale  # type: ignore[method-assign]
@@ -98,7 +102,7 @@ def dump_query(index: Index, box: dict, text: str, depth: int, bench_id: dict[in
     return {
         "text": text, "nothing_relevant": response.nothing_relevant, "shown": shown,
         "scale": {"mean": scale.mean, "tail": scale.tail, "lexical_bound": scale.lexical_bound,
-                  "null_mean": scale.null_mean, "null_std": scale.null_std, "null_size": scale.null_size},
+                  "null_mean": scale.null_mean, "null_std": box["null_std"], "null_size": box["null_size"]},
         "idf": {s: round(v, 6) for s, v in box["idf"].items()}, "words": {s: t.word for s, t in stems.items()},
         "docs": rows, "texts": texts,
     }

@@ -54,7 +54,7 @@ from engine.text import terms as T
 # Targets of issue 32 (percentages): answerable shown, off-topic answered "nothing relevant", and the most a classic
 # collection may answer "nothing relevant".
 TARGET_SHOWN, TARGET_NOTHING, CLASSIC_LIMIT = 98.0, 95.0, 2.0
-# The shipped null-margin rule (engine.search.relevance.QUERY_NULL_MARGIN); "off" drops it.
+# The null-margin rule the gate had until decision 0016 dropped it; "off" drops it.
 NULL_MARGIN = 3.0
 GRID_WEIGHTS = (0.5, 1.0, 1.5, 2.0, 3.0)
 GRID_BARS = tuple(round(b, 2) for b in np.arange(1.0, 3.201, 0.05))

@@ -417,8 +417,9 @@ class Index:
             if calibration is None:
                 calibration = prior(context.fingerprint(embedder))
         null = self._null_sample(embedder) if embedder is not None else None
-        return Searcher(self.store, vectors, embedder, calibration, facets=load_space() if explain else None,
-                        null_sample=null, collection=collection).search(
+        # the static model's word space explains results and is where the gate aligns words (0016)
+        return Searcher(self.store, vectors, embedder, calibration, facets=load_space(), null_sample=null,
+                        collection=collection).search(
             query, k=k, mode=mode, include_weak=include_weak, explain=explain, rerank_facets=rerank_facets,
             exclude=exclude, within=within,
         )

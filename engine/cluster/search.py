@@ -37,18 +37,21 @@ def merge(query: str, mode: Mode, k: int, include_weak: bool, responses: Sequenc
     cosines = np.array([r.explanation.contributions.get("semantic", math.nan) for r in pool], dtype=np.float64)
     bm25 = np.array([r.explanation.bm25 or 0.0 for r in pool], dtype=np.float64)
     evidence = np.array([r.explanation.contributions["evidence"] for r in pool], dtype=np.float64)
+    # what the gate weighed of each document: its evidence, and its word alignment where its shard weighed that
+    gated = [rel.gated(r.explanation.contributions["evidence"], r.explanation.contributions.get("alignment"), mode)
+             for r in pool]
     fused = rel.fuse(cosines, bm25, rel.semantic_share(mode)).tolist() if pool else []
     # ties by path: document ids differ between layouts, paths do not
     order = sorted(range(len(pool)), key=lambda i: (-fused[i], pool[i].path))
     bar = rel.bar(mode, small_folder=sentences < MIN_SENTENCES)
     floor = rel.WEAK_SHARE * rel.bar(mode, small_folder=False)
-    # a shard answers when a document clears the bar or its best cosine stands out from its null; either answers
-    # for the collection
-    answered = bool((evidence >= bar).any()) or any(not r.nothing_relevant for r in responses)
+    # each shard's gate weighed its best documents with the collection's statistics, and the collection's best
+    # documents are among their shards' best: a shard's answer is the collection's
+    answered = any(not r.nothing_relevant for r in responses)
     sem_rank = _ranks(pool, -np.nan_to_num(cosines, nan=-np.inf), ~np.isnan(cosines))
     lex_rank = _ranks(pool, -bm25, np.array([r.explanation.bm25 is not None for r in pool], dtype=bool))
     top = order[0] if order else None
-    scale = rel.relevance(float(evidence[top]), bar) / fused[top] if top is not None and fused[top] > 0 else 0.0
+    scale = rel.relevance(gated[top], bar) / fused[top] if top is not None and fused[top] > 0 else 0.0
     ranked: list[SearchResult] = []
     for i in order:
         result = pool[i]

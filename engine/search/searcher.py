@@ -23,7 +23,7 @@ from engine.embed.base import Embedder
 from engine.errors import QueryError
 from engine.facets import rerank as facet_rerank
 from engine.facets.space import FacetSpace
-from engine.search import meaning, spelling
+from engine.search import alignment, meaning, spelling
 from engine.search import relevance as rel
 from engine.search.annotate import annotate
 from engine.search.calibration import MIN_SENTENCES, Calibration
@@ -101,6 +101,8 @@ class _Doc:
     lex_rank: int | None = None
     fused: float = 0.0  # the ranking score: the two sides' normalised scores combined (engine.search.relevance)
     evidence: float = 0.0  # on the relevance scale, the same for every query and index
+    # its best sentence's word alignment with the query (F, engine.search.alignment); None: not weighed by the gate
+    alignment: float | None = None
 
 
 @dataclass
@@ -185,7 +187,9 @@ class Searcher:
         collection: CollectionStatistics | None = None,
     ) -> None:
         self.store, self.vectors, self.embedder, self.calibration = store, vectors, embedder, calibration
-        self.facets = facets  # None: results carry no facet explanations
+        # the static model's word space: facet explanations and the relevance gate's word alignment are made in it
+        # (None: results carry no facet explanations and the gate weighs evidence alone)
+        self.facets = facets
         # vectors of random sentences of the index: each query's own similarity to the index (its null)
         self.null_sample = null_sample
         self.collection = collection
@@ -233,9 +237,11 @@ class Searcher:
         scale = self._scale(query_vectors, idf)
         self._weigh_meaning(docs, mode, query_vectors)
         ranked = self._fuse(docs, mode, scale)
-        best_cosine = max((d.sem_score for d in ranked if d.sem_sentence is not None), default=None)
-        bar = rel.bar(mode, small_folder=self._sentences() < MIN_SENTENCES)
-        answered = any(d.evidence >= bar for d in docs.values()) or scale.stands_out(best_cosine)
+        small = self._sentences() < MIN_SENTENCES
+        bar = rel.bar(mode, small_folder=small)
+        candidates: dict[int, list[SentenceRow]] = {}
+        judged = self._judged(query, docs, mode, small, candidates)
+        answered = any(rel.gated(d.evidence, d.alignment, mode) >= bar for d in judged)
         # a small folder's lower bar is for its best document, the best of few chances; the others are weighed as
         # anywhere (docs/decisions/0003-a-prior-for-small-folders.md)
         floor = rel.WEAK_SHARE * rel.bar(mode, small_folder=False)
@@ -243,9 +249,8 @@ class Searcher:
         top = ranked[0] if ranked else None
         found = len(ranked) if include_weak else sum(d.evidence >= floor for d in ranked) if answered else 0
         ranked = ranked[: 3 * k + 10]
-        candidates: dict[int, list[SentenceRow]] = {}
         if facet_rerank.enabled(rerank_facets):
-            candidates = self._candidates(ranked)
+            candidates.update(self._candidates([d for d in ranked if d.doc_id not in candidates]))
             order = facet_rerank.rerank(self.store, query, [candidates[d.doc_id] for d in ranked], self.facets)
             ranked = [ranked[i] for i in order]
         picked: list[_Evidence] = []
@@ -284,6 +289,32 @@ class Searcher:
         semantic = mode is not Mode.LEXICAL and self.vectors is not None and self.vectors.live_count > depth
         lexical = mode is not Mode.SEMANTIC and df is not None and sum(df.values()) > depth
         return semantic or lexical
+
+    def _judged(self, query: str, docs: dict[int, _Doc], mode: Mode, small_folder: bool,
+                candidates: dict[int, list[SentenceRow]]) -> list[_Doc]:
+        """The documents the relevance gate answers a query by: the ALIGNED_DOCS with most evidence, each with its best
+        candidate sentence's word alignment with the query, where the static model's word space is loaded and the
+        gate has no better view of meaning (docs/decisions/0016-word-alignment-in-the-gate.md): in lexical mode, which
+        has no cosine at all, and on an index ranked by that static model, whose sentence vectors pool the same word
+        vectors. Otherwise every document, by its evidence alone: sbert's cosine already answers the paraphrases
+        static words cannot bridge (with the alignment, 100% shown fell to 97.9), and a folder too small to calibrate
+        has half the bar, set on evidence alone, where the long sentences of a few files align with a paraphrase at
+        0.3 or less. ``candidates`` gains the sentences read."""
+        space = self.facets
+        static = (self.embedder is not None and space is not None
+                  and self.embedder.fingerprint == space.embedder.fingerprint)
+        if space is None or small_folder or not (mode is Mode.LEXICAL or static):
+            return list(docs.values())
+        best = sorted(docs.values(), key=lambda d: (-d.evidence, d.doc_id))[: rel.ALIGNED_DOCS]
+        candidates.update(self._candidates(best))
+        rows = [row for d in best for row in candidates[d.doc_id]]
+        scores = alignment.alignment_f(space, query, [row.text for row in rows]).tolist()
+        at = 0
+        for d in best:
+            mine = scores[at : at + len(candidates[d.doc_id])]
+            at += len(mine)
+            d.alignment = max(mine, default=0.0)
+        return best
 
     # -- rankings ---------------------------------------------------------------------------------------------
     def _rank(self, query: str, mode: Mode, notes: list[str], depth: int = CANDIDATES
@@ -436,14 +467,13 @@ class Searcher:
         cosine does (drawing the tail in by sqrt(n), as for independent sentences, answered 12% of off-topic
         paragraph-long queries; docs/decisions/0002-score-fusion-and-relevance-gate.md).
         """
-        mean = tail = null_mean = null_std = None
+        mean = tail = null_mean = None
         if self.calibration is not None:
             mean, tail = self.calibration.mean, self.calibration.threshold
         if query_vectors is not None and self.null_sample is not None and len(self.null_sample) >= 2:
             sims = (self.null_sample @ query_vectors.T).mean(axis=1)
-            null_mean, null_std = float(sims.mean()), float(sims.std())
-        size = self._sentences() if null_mean is not None else 0
-        return rel.Scale(mean, tail, rel.lexical_bound(idf), null_mean, null_std, size)
+            null_mean = float(sims.mean())
+        return rel.Scale(mean, tail, rel.lexical_bound(idf), null_mean)
 
     def _idf(self, stems: dict[str, T.Term], df: dict[str, int] | None = None) -> dict[str, float]:
         n = max(1, self.collection.words.passages if self.collection else self.store.passage_count())
@@ -534,12 +564,14 @@ class Searcher:
             # "semantic": the document's score on the semantic side, which a collection's merge of its shards'
             # rankings fuses again (engine.cluster.search)
             contributions={"fused": round(doc.fused, 6), "evidence": round(doc.evidence, 4),
+                           **({} if doc.alignment is None else {"alignment": round(doc.alignment, 4)}),
                            **({} if math.isnan(semantic := _semantic_score(doc)) else {"semantic": semantic})},
             boilerplate=doc.boilerplate,
         )
         score = 0.0
         if top is not None and top.fused > 0:
-            score = rel.relevance(top.evidence, asked.bar) * doc.fused / top.fused
+            first = rel.gated(top.evidence, top.alignment, asked.mode)  # what the gate weighed of the first result
+            score = rel.relevance(first, asked.bar) * doc.fused / top.fused
         return SearchResult(
             path=record.path, title=record.title or "", score=round(float(score), 1),
             similarity=None if similarity is None else round(float(similarity), 4),
