@@ -12,14 +12,11 @@ match nothing of the query, and the query's nothing of it); a paraphrase that ch
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 
 import numpy as np
 
 from engine.facets.space import FacetSpace
-
-log = logging.getLogger(__name__)
 
 
 def content_words(space: FacetSpace, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
