@@ -297,7 +297,7 @@ def _print_response(response) -> None:
         click.echo(f"nothing relevant found{hidden}")
     for i, r in enumerate(response.results, 1):
         page = f", p. {r.page}" if r.page else ""
-        sim = f"similarity {r.similarity:.2f}" if r.similarity is not None else "no similarity"
+        sim = f"score {r.score:.0f}" + (f", similarity {r.similarity:.2f}" if r.similarity is not None else "")
         words = ", ".join(t.word for t in r.explanation.matched_terms)
         path = readable(r.path)
         click.echo(click.style(f"{i}. {r.title or Path(path).name}", bold=True) + f"  {path}{page}")

@@ -77,6 +77,13 @@ def test_search_text_output(db: Path) -> None:
     assert "not in any document" not in out
 
 
+def test_search_text_output_shows_the_ranking_score(db: Path) -> None:
+    # the number before each result's similarity is the score it is ranked by: it never rises down the list
+    code, out = run("search", "echolocation porpoises", "--db", str(db), "--all")
+    scores = [int(line.split("score ")[1].split(",")[0].split(" ")[0]) for line in out.splitlines() if "score " in line]
+    assert code == 0 and len(scores) > 1 and scores == sorted(scores, reverse=True) and scores[0] >= 50
+
+
 def test_search_names_the_query_words_no_document_holds(db: Path) -> None:
     code, out = run("search", "porpoises zeppelin", "--db", str(db), "-k", "1")
     assert code == 0 and "porpoise.md" in out

@@ -91,12 +91,11 @@ def highlight_html(text: str, highlights: Sequence) -> str:
     return "".join(out) + html.escape(text[last:])
 
 
-def score_display(result: SearchResult, top_score: float) -> tuple[str, float]:
-    """The number and bar length for one result: cosine similarity when known, else the share of the top score."""
-    if result.similarity is not None:
-        return f"{result.similarity:.2f}", min(1.0, max(0.0, result.similarity))
-    fraction = result.score / top_score if top_score > 0 else 0.0
-    return f"{result.score:.2f}", min(1.0, max(0.0, fraction))
+def score_display(result: SearchResult) -> tuple[str, float]:
+    """The number and bar length for one result: its relevance score, 0-100, which follows the ranking down the list
+    and reads 50 at the relevance gate's bar (docs/decisions/0002-score-fusion-and-relevance-gate.md, "Card score");
+    the cosine alone would contradict the order wherever words outweigh meaning."""
+    return f"{result.score:.0f}", min(1.0, max(0.0, result.score / 100))
 
 
 class ResultsModel(QAbstractListModel):
@@ -107,7 +106,6 @@ class ResultsModel(QAbstractListModel):
         super().__init__(parent)
         self._results: list[SearchResult] = []
         self._explained: set[int] = set()
-        self._top = 0.0
         self.response: SearchResponse | None = None
 
     def set_response(self, response: SearchResponse | None) -> None:
@@ -116,7 +114,6 @@ class ResultsModel(QAbstractListModel):
         self.response = response
         self._results = list(response.results) if response else []
         self._explained = set()
-        self._top = max((r.score for r in self._results), default=0.0)
         self.endResetModel()
 
     def extend(self, response: SearchResponse) -> int:
@@ -129,7 +126,6 @@ class ResultsModel(QAbstractListModel):
             first = len(self._results)
             self.beginInsertRows(QModelIndex(), first, first + len(new) - 1)
             self._results += new
-            self._top = max(self._top, *(r.score for r in new))
             self.endInsertRows()
         return len(new)
 
@@ -165,9 +161,9 @@ class ResultsModel(QAbstractListModel):
         if role == Role.RESULT:
             return result
         if role == Role.SCORE_TEXT:
-            return score_display(result, self._top)[0]
+            return score_display(result)[0]
         if role == Role.SCORE_FRACTION:
-            return score_display(result, self._top)[1]
+            return score_display(result)[1]
         if role == Role.PASSAGE_HTML:
             return highlight_html(result.sentence, result.highlights)
         if role == Role.FACETS:
@@ -177,5 +173,5 @@ class ResultsModel(QAbstractListModel):
             return ("weak match  ·  " if result.weak else "") + path + page
         if role == Qt.ItemDataRole.AccessibleTextRole:
             weak = ", weak match" if result.weak else ""
-            return f"{title}, similarity {score_display(result, self._top)[0]}{weak}: {result.sentence}"
+            return f"{title}, score {score_display(result)[0]}{weak}: {result.sentence}"
         return None

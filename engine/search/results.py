@@ -60,9 +60,9 @@ class Highlight:
 class SearchResult:
     """One document, represented by its best sentence.
 
-    ``score`` ranks results within one response (fused points in hybrid mode, cosine in semantic mode, BM25 in
-    lexical mode); ``similarity`` is always the cosine between the query and the best sentence, the number the
-    app shows as a bar. ``start``/``end`` are character offsets of the sentence in the document's text.
+    ``score`` is the number a result is shown with, 0-100: it follows the ranking down the list and reads 50 at the
+    relevance gate's bar (docs/decisions/0002-score-fusion-and-relevance-gate.md, "Card score"); ``similarity`` is
+    the cosine between the query and the best sentence (None where the method has no vectors for it). ``start``/``end`` are character offsets of the sentence in the document's text.
     ``sentence_id``: the sentence's id in the index that found it (ids are never reused, so it names this sentence
     for as long as it is indexed); None in a result not made by a search.
     """
