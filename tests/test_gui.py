@@ -853,6 +853,14 @@ def test_breakdown_headlines_for_each_way_a_result_is_found():
     assert headline(found(("otters",), None, 2), asked, Mode.LEXICAL) == "Found by 1 of your 3 words: otters."
 
 
+def test_how_close_in_meaning_is_said_finely_where_most_results_are():
+    from app.gui.breakdown import share_of_pairs
+
+    # nearly every shown result is above the 99th percentile of random pairs: "100%" for all of them said nothing
+    assert [share_of_pairs(p) for p in (0.934, 0.9973, 0.99949, 0.99995, 1.0)] == [
+        "93%", "99.7%", "99.9%", "more than 99.99%", "more than 99.99%"]
+
+
 def test_a_chip_tooltip_says_what_the_facet_is_about_and_which_query_word_it_matches(qtbot, window, corpus):
     from PySide6.QtCore import QEvent, QPoint
     from PySide6.QtGui import QHelpEvent

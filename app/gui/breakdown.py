@@ -7,6 +7,7 @@ Qt-free: the preview pane renders what these functions return.
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -58,13 +59,24 @@ def headline(e: Explanation, asked: Sequence[str] | None, mode: Mode | None) -> 
     return f"Found by {words}."
 
 
+def share_of_pairs(percentile: float) -> str:
+    """A cosine's percentile among the index's random sentence pairs, in words that still differ near the top, where
+    most results are: "93%", "99.7%", "more than 99.99%" (the calibration's finest quantile). Rounded down, so that
+    no result reads "100%"."""
+    if percentile >= 0.9999:
+        return "more than 99.99%"
+    if percentile >= 0.99:
+        return f"{math.floor(percentile * 1000) / 10:.1f}%"
+    return f"{math.floor(percentile * 100)}%"
+
+
 def notes(result: SearchResult) -> list[str]:
     """Plain sentences after the headline: how close in meaning, and why a result may count for less."""
     e = result.explanation
     out = []
     if e.cosine_percentile is not None:
-        out.append(f"In meaning it is closer to your query than {e.cosine_percentile:.0%} of the sentence pairs in "
-                   "this index are to each other.")
+        out.append(f"In meaning it is closer to your query than {share_of_pairs(e.cosine_percentile)} of the sentence "
+                   "pairs in this index are to each other.")
     if e.boilerplate:
         out.append("This sentence repeats in many documents (a header, footer or licence), so it counts half.")
     if result.weak:
@@ -77,7 +89,8 @@ def details_html(result: SearchResult) -> str:
     e = result.explanation
     rows = []
     if e.cosine is not None:
-        pct = f" (higher than {e.cosine_percentile:.0%} of sentence pairs in this index)" if e.cosine_percentile is not None else ""
+        pct = (f" (higher than {share_of_pairs(e.cosine_percentile)} of sentence pairs in this index)"
+               if e.cosine_percentile is not None else "")
         rows.append(("Meaning: cosine", f"{e.cosine:.3f}{pct}"))
     rows.append(("Rank by meaning", str(e.semantic_rank) if e.semantic_rank else "not found by meaning"))
     if e.bm25 is not None:
