@@ -57,6 +57,7 @@ def index(tmp_path_factory):
         "The doctor listened to the patient's heart with a stethoscope.\n\n"
         "Separate the patients who have a fever from the others.\n", encoding="utf-8")
     (docs / "kitchen.txt").write_text("Whisk the eggs and separate the yolks for the custard.\n", encoding="utf-8")
+    (docs / "accounts.txt").write_text("Renew the password of every account each year.\n", encoding="utf-8")
     with Index(root / "index", config=IndexConfig(workers=0)) as idx:
         idx.add([docs])
         yield idx
@@ -82,3 +83,10 @@ def test_no_suggestion_when_nothing_is_close_or_nothing_is_missing(index):
     assert index.search("stethoscope heart").did_you_mean is None
     # a pasted passage that misses many words is not a typo
     assert index.search("stethescope zeppelin quixotic blimp hangar").did_you_mean is None
+
+
+def test_a_word_of_the_language_the_documents_lack_is_not_taken_for_a_misspelling(index):
+    # "passport" is two edits from the indexed "password", but it is an English word, not a typo for it
+    response = index.search("renew my passport")
+    assert response.missing == ("passport",) and response.did_you_mean is None
+    assert index.search("renew my pasword").did_you_mean == "renew my password"

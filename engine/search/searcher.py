@@ -279,7 +279,8 @@ class Searcher:
             nothing_relevant=not strong, weak_hidden=0 if include_weak else len(picked) - strong,
             seconds=time.perf_counter() - started, notes=tuple(notes),
             missing=missing, found=max(found, len(results)), found_at_least=self._cut(mode, df, depth),
-            did_you_mean=spelling.did_you_mean(self.store, query, missing) if missing else None,
+            did_you_mean=spelling.did_you_mean(self.store, query, missing, self.facets.tokenizer if self.facets else None)
+            if missing else None,
         )
 
     def _cut(self, mode: Mode, df: dict[str, int] | None, depth: int) -> bool:

@@ -12,6 +12,7 @@ import re
 
 import numpy as np
 
+from engine.embed.wordtok import WordTokenizer
 from engine.store.database import Store
 from engine.text import terms as T
 
@@ -137,12 +138,23 @@ def correction(store: Store, word: str) -> str | None:
     return spellings[best].capitalize() if word[:1].isupper() else spellings[best]
 
 
-def did_you_mean(store: Store, query: str, missing: tuple[str, ...]) -> str | None:
-    """``query`` with each of its ``missing`` words replaced by a close word of the index; None when no word has one."""
+def did_you_mean(store: Store, query: str, missing: tuple[str, ...], language: WordTokenizer | None = None) -> str | None:
+    """``query`` with each of its ``missing`` words replaced by a close word of the index; None when no word has one.
+
+    ``language``: the static model's vocabulary (61k words of English). A missing word it holds is a word the user's
+    documents happen not to hold ("passport"), not a misspelling, and gets no suggestion: the closest indexed word
+    ("password") would be a different word (docs/decisions/0010-spelling-suggestions.md)."""
     if len(missing) > MAX_MISSING:
         return None
-    fixed = {w: c for w in missing if (c := correction(store, w))}
+    typos = [w for w in missing if language is None or not _known(language, w)]
+    fixed = {w: c for w in typos if (c := correction(store, w))}
     if not fixed:
         return None
     words = "|".join(re.escape(w) for w in sorted(fixed, key=len, reverse=True))
     return re.sub(rf"\b(?:{words})\b", lambda m: fixed[m.group()], query)
+
+
+def _known(language: WordTokenizer, word: str) -> bool:
+    """Whether every word piece of ``word`` (as the model normalises it) is in the model's vocabulary."""
+    pieces = [piece for piece in language.pre_tokens(word) if piece.isalnum()]
+    return bool(pieces) and all(language.word_id(piece) is not None for piece in pieces)
