@@ -58,6 +58,8 @@ def index(tmp_path_factory):
         "Separate the patients who have a fever from the others.\n", encoding="utf-8")
     (docs / "kitchen.txt").write_text("Whisk the eggs and separate the yolks for the custard.\n", encoding="utf-8")
     (docs / "accounts.txt").write_text("Renew the password of every account each year.\n", encoding="utf-8")
+    (docs / "secrets.txt").write_text("Steganography hides a message in a picture; the hidden message is a steganogram.\n"
+                                      "A steganogram and its steganogram key.\n", encoding="utf-8")
     with Index(root / "index", config=IndexConfig(workers=0)) as idx:
         idx.add([docs])
         yield idx
@@ -90,3 +92,8 @@ def test_a_word_of_the_language_the_documents_lack_is_not_taken_for_a_misspellin
     response = index.search("renew my passport")
     assert response.missing == ("passport",) and response.did_you_mean is None
     assert index.search("renew my pasword").did_you_mean == "renew my password"
+
+
+def test_of_equally_close_words_the_word_of_the_language_is_suggested(index):
+    # two edits from both; "steganogram" is the commoner stem here, "steganography" the word of the language
+    assert index.search("steganografy").did_you_mean == "steganography"

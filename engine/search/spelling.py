@@ -122,8 +122,10 @@ def _completions(word: str, stems: list[str]) -> list[str]:
     return list(out)
 
 
-def correction(store: Store, word: str) -> str | None:
-    """A word the index holds, spelt close to ``word`` (which it does not hold); None when there is none."""
+def correction(store: Store, word: str, language: WordTokenizer | None = None) -> str | None:
+    """A word the index holds, spelt close to ``word`` (which it does not hold); None when there is none. Of the
+    closest, a word of the ``language`` (the static model's vocabulary) comes first: "steganografy" is two edits from
+    both "steganogram" and "steganography", and the person meant the word of the language."""
     folded = T.fold(word)
     if len(folded) <= PREFIX or not folded.isalpha():
         return None
@@ -132,7 +134,8 @@ def correction(store: Store, word: str) -> str | None:
     if not spellings:
         return None
     distances = edit_distances(folded, [T.fold(w) for w in spellings])
-    best = int(np.argmin(distances))  # the first of the closest: the stem more passages hold
+    closest = np.flatnonzero(distances == distances.min()).tolist()  # in order: the stem more passages hold first
+    best = next((i for i in closest if language is not None and _known(language, spellings[i])), closest[0])
     if distances[best] > _allowed(folded):
         return None
     return spellings[best].capitalize() if word[:1].isupper() else spellings[best]
@@ -147,7 +150,7 @@ def did_you_mean(store: Store, query: str, missing: tuple[str, ...], language: W
     if len(missing) > MAX_MISSING:
         return None
     typos = [w for w in missing if language is None or not _known(language, w)]
-    fixed = {w: c for w in typos if (c := correction(store, w))}
+    fixed = {w: c for w in typos if (c := correction(store, w, language))}
     if not fixed:
         return None
     words = "|".join(re.escape(w) for w in sorted(fixed, key=len, reverse=True))
