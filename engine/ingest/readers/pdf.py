@@ -166,31 +166,26 @@ def _glyphs(textpage: pdfium.PdfTextPage) -> list[Glyph]:
     return out
 
 
+def _continues(previous: Glyph, glyph: Glyph) -> bool:
+    height = max(previous[4] - previous[2], 1.0)
+    same_line = abs(previous[2] - glyph[2]) <= _SAME_LINE * height
+    return same_line and glyph[1] >= previous[1] - _BACKWARDS * height
+
+
 def _pieces(glyphs: list[Glyph]) -> list[_Piece]:
-    """The glyphs cut into pieces: a glyph continues the piece of the ink before it when its baseline is within
-    _SAME_LINE of that glyph's height and it does not step back left by more than _BACKWARDS of it."""
     pieces: list[_Piece] = []
     current: list[Glyph] = []
     last: Glyph | None = None
     for glyph in glyphs:
-        char = glyph[0]
-        if char == _LINE_BREAK:
+        if glyph[0] == _LINE_BREAK:
             last = None
-        elif char.isspace():
+        elif glyph[0].isspace():
             if current:
                 current.append(glyph)
         else:
-            if current:
-                if last is None:
-                    pieces.append(_Piece(current))
-                    current = []
-                else:
-                    height = last[4] - last[2]
-                    height = height if height > 1.0 else 1.0
-                    if not (abs(last[2] - glyph[2]) <= _SAME_LINE * height
-                            and glyph[1] >= last[1] - _BACKWARDS * height):
-                        pieces.append(_Piece(current))
-                        current = []
+            if current and (last is None or not _continues(last, glyph)):
+                pieces.append(_Piece(current))
+                current = []
             current.append(glyph)
             last = glyph
     if current:
