@@ -260,12 +260,15 @@ def extract_all(jobs: list[Job], limits: Limits, workers: int | None, reader: Re
     if workers == 0:
         yield from _here(jobs, limits, reader, prepare)
         return
+    if workers is not None:
+        yield from _pooled(jobs, limits, workers, reader, prepare)
+        return
     here: list[Job] = []
     apart: list[Job] = []
     for job in jobs:
         (apart if isolated(Path(job[0])) else here).append(job)
-    if workers is not None or not _little_text(here, limits):
-        yield from _pooled(jobs, limits, workers or default_workers(), reader, prepare)
+    if not _little_text(here, limits):
+        yield from _pooled(jobs, limits, default_workers(), reader, prepare)
         return
     # Little plain text: it is read here, the other files (a parser in C, which only ending its process stops, or
     # whose memory only a reader process's watchdog bounds) in reader processes. Those are prepared here, where the
