@@ -145,7 +145,8 @@ def _duration(seconds: float) -> str:
 @click.option("--ignore", multiple=True, help="gitignore-style pattern to skip (repeatable)")
 @click.option("--max-size", type=float, default=Limits().max_file_bytes / 1e6, show_default=True,
               help="skip files larger than this many MB")
-@click.option("--workers", type=int, default=None, help="reader processes (default: cores - 1, none for under 4 MB of plain text; 0 = none)")
+@click.option("--workers", type=int, default=None,
+              help="reader processes (default: cores - 1, none for under 4 MB of plain text; 0 = none)")
 @click.option("--batch", type=click.IntRange(min=1), default=IndexConfig.batch_sentences, show_default=True,
               help="sentences embedded and committed per transaction (lower it to save memory)")
 @click.option("--shards", type=click.IntRange(min=1), default=None,

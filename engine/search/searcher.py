@@ -274,13 +274,13 @@ class Searcher:
         if explain:
             results = self.explain(query, results, [e.best for e in shown])
         missing = () if df is None else tuple(term.word for stem, term in stems.items() if not df.get(stem, 0))
+        language = self.facets.tokenizer if self.facets else None  # a word of the language is not a typo (0010)
         return SearchResponse(
             query=query, mode=mode, method=self.embedder.name if self.embedder else "", results=tuple(results),
             nothing_relevant=not strong, weak_hidden=0 if include_weak else len(picked) - strong,
             seconds=time.perf_counter() - started, notes=tuple(notes),
             missing=missing, found=max(found, len(results)), found_at_least=self._cut(mode, df, depth),
-            did_you_mean=spelling.did_you_mean(self.store, query, missing, self.facets.tokenizer if self.facets else None)
-            if missing else None,
+            did_you_mean=spelling.did_you_mean(self.store, query, missing, language) if missing else None,
         )
 
     def _cut(self, mode: Mode, df: dict[str, int] | None, depth: int) -> bool:

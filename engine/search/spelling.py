@@ -141,7 +141,8 @@ def correction(store: Store, word: str, language: WordTokenizer | None = None) -
     return spellings[best].capitalize() if word[:1].isupper() else spellings[best]
 
 
-def did_you_mean(store: Store, query: str, missing: tuple[str, ...], language: WordTokenizer | None = None) -> str | None:
+def did_you_mean(store: Store, query: str, missing: tuple[str, ...],
+                 language: WordTokenizer | None = None) -> str | None:
     """``query`` with each of its ``missing`` words replaced by a close word of the index; None when no word has one.
 
     ``language``: the static model's vocabulary (61k words of English). A missing word it holds is a word the user's
