@@ -94,9 +94,9 @@ def dump_query(index: Index, box: dict, text: str, depth: int, bench_id: dict[in
                                             for p in [d.lex_passage, *d.lex_more]])
     texts = {}
     for d in top:
-        sentences = [sem_rows[d.sem_sentence]["text"]] if d.sem_sentence in sem_rows else []
+        sentences = [sem_rows[d.sem_sentence].text] if d.sem_sentence in sem_rows else []
         lexical = [d.lex_passage, *d.lex_more] if d.lex_passage is not None else []
-        passage_sentences = [r["text"] for p in lexical for r in passages.get(p, ())]
+        passage_sentences = [r.text for p in lexical for r in passages.get(p, ())]
         texts[bench_id[d.doc_id]] = {"semantic": sentences, "lexical": passage_sentences}
     shown = [files.ids[str(Path(r.path).resolve())] for r in response.results]
     return {
