@@ -19,9 +19,10 @@ import click
 
 from app.dates import moment
 from app.output import end_output, stdout_closed
-from engine.config import IndexConfig, default_index_dir
+from engine.config import IndexConfig
 from engine.errors import QueryError, QuireError
 from engine.ingest.readers.base import Limits
+from engine.locations import default_index_dir
 from engine.search.results import Mode
 from engine.store.filters import Filters
 from engine.text.paths import readable

@@ -3,16 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
-
-import platformdirs
 
 from engine.ingest.readers.base import Limits
-
-
-def default_index_dir() -> Path:
-    """Where indexes live unless told otherwise: the platform's user data folder (e.g. ~/.local/share/quire)."""
-    return Path(platformdirs.user_data_dir("quire", appauthor=False)) / "index"
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from filelock import FileLock, Timeout
 
 from engine import embed
 from engine.blas import one_blas_thread
-from engine.config import IndexConfig, default_index_dir
+from engine.config import IndexConfig
 from engine.embed import context
 from engine.embed.base import Embedder
 from engine.embed.centre import CentredEmbedder, centre_rows, collection_mean, wants_centring
@@ -35,6 +35,7 @@ from engine.facets.service import load_space
 from engine.indexing.run import FileIssue, IndexingRun, Progress, ProgressCallback
 from engine.ingest.extract import sentence_hash
 from engine.ingest.pool import Extractor, extract_all
+from engine.locations import default_index_dir
 from engine.search.calibration import Calibration, calibrate, prior
 from engine.search.like import LikeQuery, LikeSource, like_query
 from engine.search.results import Mode, SearchResponse, SearchResult

@@ -214,6 +214,33 @@ def open_window(args: argparse.Namespace, settings: Settings | None = None) -> M
     return window
 
 
+def _index_dir(args: argparse.Namespace) -> Path:
+    from engine.locations import default_index_dir
+
+    return args.index if args.index is not None else default_index_dir()
+
+
+def _claim(args: argparse.Namespace):
+    """This window's claim on its index (app.gui.single_instance); None when a window is already open on it."""
+    from app.gui import single_instance
+
+    return single_instance.claim(_index_dir(args))
+
+
+def _handed_over(args: argparse.Namespace) -> bool:
+    """Give this run's paths to the window already open on the index, and say so; False when it did not answer."""
+    from app.gui import single_instance
+
+    index = _index_dir(args)
+    if single_instance.hand_over(index, [str(p) for p in args.paths]):
+        given = " and given the folders to index" if args.paths else ""
+        print(f"quire is already open on {index}: that window was brought to the front{given}.", file=sys.stderr)
+        return True
+    print(f"quire is already open on {index}, but that window does not answer. Close it (or end its process), or "
+          "open another index with --index.", file=sys.stderr)
+    return False
+
+
 def missing_app_extra() -> list[str]:
     """The desktop app's packages (the ``app`` extra) that are not installed; the CLI and the engine need none."""
     return [name for name in APP_PACKAGES if importlib.util.find_spec(name) is None]
@@ -238,7 +265,14 @@ def main(argv: list[str] | None = None) -> int:
 
     app = _application()
     _install_excepthook(_interactive(args))
+    primary = _claim(args)
+    if primary is None:
+        code = 0 if _handed_over(args) else 1
+        sys.exit(code) if argv is None else None
+        return code
     window = open_window(args)
+    primary.handed_over.connect(window.come_forward)
+    app.aboutToQuit.connect(primary.release)
     if args.startup_probe:
         # the first turn of the event loop after show(): the window is painted and takes input; then the engine
         # finishes loading on its thread and searches can be answered. A reader that stops reading after "ready"

@@ -605,6 +605,15 @@ class MainWindow(QMainWindow):
             self.watcher.watch(watched)
         self.controller.index(paths)
 
+    def come_forward(self, paths: list[str]) -> None:
+        """Another ``quire-app`` was started on this index (engine of app.gui.single_instance): index what it was
+        given and come to the front, un-minimised, as the window the user asked for."""
+        self.add_paths(paths)
+        if self.isMinimized():
+            self.showNormal()
+        self.raise_()
+        self.activateWindow()
+
     def add_folder_dialog(self) -> None:
         """Ctrl+O."""
         folder = QFileDialog.getExistingDirectory(self, "Add a folder to the index", str(Path.home()))

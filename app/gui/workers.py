@@ -131,7 +131,7 @@ class SearchWorker(_IndexReader):
     def load(self) -> None:
         """Import the engine and its default model on this thread, then say where the index is."""
         from engine import embed
-        from engine.config import default_index_dir
+        from engine.locations import default_index_dir
 
         self.folder = self.folder or default_index_dir()
         embed.load(embed.DEFAULT_METHOD)
