@@ -242,6 +242,8 @@ def test_keyboard_navigation_open_copy_clear(qtbot, window, corpus, opened):
 
     qtbot.keyClick(window.search_box, Qt.Key.Key_Escape)
     assert window.search_box.text() == "" and window.model.rowCount() == 0
+    qtbot.keyClick(window.search_box, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)  # no menu bar: Ctrl+Q quits
+    qtbot.waitUntil(lambda: not window.isVisible())
 
 
 def test_ctrl_m_finds_other_documents_like_the_selected_passage(qtbot, window, corpus):

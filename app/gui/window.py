@@ -262,6 +262,8 @@ class MainWindow(QMainWindow):
         self.more_like_action = action("More like this", ["Ctrl+M"], self.more_like_this)
         self.breakdown_action = action("Score breakdown", ["Ctrl+B"], self.preview.toggle.toggle)
         self.show_weak_action = action("Show weak matches", ["Ctrl+Shift+A"], self.show_weak_matches)
+        # the window has no menu bar to quit from (Qt reads Ctrl as Cmd on macOS)
+        self.quit_action = action("Quit", ["Ctrl+Q"], self.close)
         self.open_action = QAction("Open document", self)
         self.open_action.triggered.connect(lambda: self.open_current(reveal=False))
         self.reveal_action = QAction("Show in folder", self)
