@@ -488,7 +488,8 @@ def test_a_chip_shows_only_when_it_carries_the_match():
 
     facets = (Facet("appointments", ("appointments",), 0.22), Facet("clinic", ("clinic", "hospital", "patients"), 0.2),
               Facet("sending", ("sending",), 0.19), Facet("zwingli", ("zwingli",), 0.35))
-    coverage = (WordCoverage("doctor", 0.62, 0.9, "clinic"), WordCoverage("texting", 0.21, 0.8, "sending"))
+    coverage = (WordCoverage("doctor", 0.62, 0.9, "clinic"), WordCoverage("texting", 0.21, 0.8, "sending"),
+                WordCoverage("doctor", 0.62, 0.9, "clinic"))  # a pasted paragraph's words repeat
     evidence = FacetExplanation((), 0.5, coverage, (), (), 0.3, None)
     result = SearchResult("/a.txt", "a", 1.0, 0.5, "Patients book at the clinic.", 0, 10, None, 0, (), (), (),
                           Explanation(0.5, None, None, (), 0.0, 1, None, "semantic", {}, facets=evidence), False,

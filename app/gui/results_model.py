@@ -69,8 +69,8 @@ def chips(result: SearchResult) -> list[Chip]:
     evidence = result.explanation.facets
     bridged: dict[str, list[str]] = {}
     for word in evidence.words if evidence is not None else ():
-        if word.facet and word.coverage >= BRIDGE_FLOOR:
-            bridged.setdefault(word.facet, []).append(word.word)
+        if word.facet and word.coverage >= BRIDGE_FLOOR and word.word not in bridged.get(word.facet, ()):
+            bridged.setdefault(word.facet, []).append(word.word)  # a word a pasted paragraph repeats is named once
     out = {}
     for facet in result.facets:
         matches = tuple(bridged.get(facet.label, ()))
