@@ -826,7 +826,9 @@ def test_the_breakdown_says_why_in_a_sentence_before_the_numbers(qtbot, window, 
 
     window.mode_box.setCurrentIndex(window.mode_box.findData("lexical"))
     qtbot.waitUntil(lambda: window.model.response.mode.value == "lexical", timeout=10_000)
-    assert "Found by 2 of your 3 words: porpoises, echolocation." in window.preview.browser.toPlainText()
+    text = window.preview.browser.toPlainText()
+    assert "Found by 2 of your 3 words: porpoises, echolocation." in text
+    assert "not found by meaning" not in text and "this mode does not order by meaning" in text
 
     window.mode_box.setCurrentIndex(window.mode_box.findData("hybrid"))
     type_query(qtbot, window, "dolphins")  # in no document: the porpoise is found by what the word means

@@ -84,21 +84,28 @@ def notes(result: SearchResult) -> list[str]:
     return out
 
 
-def details_html(result: SearchResult) -> str:
-    """The ranking's numbers for one result, as an HTML table."""
+def _rank(rank: int | None, side: str, used: bool) -> str:
+    """A side's rank as the Details table says it: a mode that does not order by that side says so."""
+    if not used:
+        return f"{rank} (this mode does not order by {side})" if rank else f"not used: this mode does not order by {side}"
+    return str(rank) if rank else f"not found by {side}"
+
+
+def details_html(result: SearchResult, mode: Mode | None = None) -> str:
+    """The ranking's numbers for one result, as an HTML table; ``mode`` is the search's (None: hybrid)."""
     e = result.explanation
     rows = []
     if e.cosine is not None:
         pct = (f" (higher than {share_of_pairs(e.cosine_percentile)} of sentence pairs in this index)"
                if e.cosine_percentile is not None else "")
         rows.append(("Meaning: cosine", f"{e.cosine:.3f}{pct}"))
-    rows.append(("Rank by meaning", str(e.semantic_rank) if e.semantic_rank else "not found by meaning"))
+    rows.append(("Rank by meaning", _rank(e.semantic_rank, "meaning", mode != "lexical")))
     if e.bm25 is not None:
         rows.append(("Words: BM25", f"{e.bm25:.3f}"))
-    rows.append(("Rank by words", str(e.lexical_rank) if e.lexical_rank else "not found by words"))
+    rows.append(("Rank by words", _rank(e.lexical_rank, "words", mode != "semantic")))
     terms = ", ".join(f"{html.escape(t.word)} (idf {t.idf:.2f})" for t in e.matched_terms) or "none"
     rows.append(("Matched words", terms))
-    rows.append(("Word coverage", f"{e.term_coverage:.0%} of the query's weight"))
+    rows.append(("Word coverage", f"{e.term_coverage:.0%} of the query's weight (rare words weigh more)"))
     rows.append(("Fusion", html.escape(e.fusion)))
     if e.contributions:
         rows.append(("Scores", ", ".join(f"{html.escape(k)} {v:.4f}" for k, v in e.contributions.items())
@@ -111,4 +118,4 @@ def breakdown_html(result: SearchResult, asked: Sequence[str] | None, mode: Mode
     """The headline and notes, then (``details``) the numbers under a "Details" heading."""
     said = " ".join([headline(result.explanation, asked, mode), *notes(result)])
     out = f"<h4>Why this result</h4><p>{html.escape(said)}</p>"
-    return out + ("<h4>Details</h4>" + details_html(result) if details else "")
+    return out + ("<h4>Details</h4>" + details_html(result, mode) if details else "")
