@@ -194,6 +194,9 @@ def test_weak_matches_are_one_click_away(qtbot, window, corpus):
     assert window.results_stack.currentWidget() is window.results_page
     assert window.model.index(0).data(Role.LOCATION).startswith("weak match")
     assert "weak match" in window.model.index(0).data(Qt.ItemDataRole.AccessibleTextRole)
+    # the breakdown says what a weak match falls short of: both sides together, however close in meaning alone
+    assert ("A weak match: its closeness in meaning and the words it shares together fall short of this index's bar "
+            "for relevance.") in window.preview.browser.toPlainText()
     # typing again returns to relevant matches only; Ctrl+Shift+A asks for the weak ones from the keyboard
     response = type_query(qtbot, window, "echolocation xylophone zeppelin nebula")
     assert response.nothing_relevant and not response.results

@@ -80,7 +80,9 @@ def notes(result: SearchResult) -> list[str]:
     if e.boilerplate:
         out.append("This sentence repeats in many documents (a header, footer or licence), so it counts half.")
     if result.weak:
-        out.append("A weak match: below this index's bar for relevance.")
+        # said after the closeness in meaning, which alone may read high ("99.9%"): the bar weighs both sides
+        out.append("A weak match: its closeness in meaning and the words it shares together fall short of this "
+                   "index's bar for relevance.")
     return out
 
 
