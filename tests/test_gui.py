@@ -821,7 +821,7 @@ def test_the_breakdown_says_why_in_a_sentence_before_the_numbers(qtbot, window, 
     type_query(qtbot, window, "porpoises echolocation zeppelin")
     assert window.current_result().path.endswith("porpoise.md")
     text = window.preview.browser.toPlainText()
-    assert "Found by meaning and by 2 of your 3 words: porpoises, echolocation." in text
+    assert "Found by meaning and by 2 of your 3 words, which this document holds: porpoises, echolocation." in text
     assert "Details" not in text and "cosine" not in text and "BM25" not in text  # numbers only on demand
     window.breakdown_action.trigger()  # Ctrl+B
     text = window.preview.browser.toPlainText()
@@ -830,7 +830,7 @@ def test_the_breakdown_says_why_in_a_sentence_before_the_numbers(qtbot, window, 
     window.mode_box.setCurrentIndex(window.mode_box.findData("lexical"))
     qtbot.waitUntil(lambda: window.model.response.mode.value == "lexical", timeout=10_000)
     text = window.preview.browser.toPlainText()
-    assert "Found by 2 of your 3 words: porpoises, echolocation." in text
+    assert "Found by 2 of your 3 words, which this document holds: porpoises, echolocation." in text
     assert "not found by meaning" not in text and "this mode does not order by meaning" in text
 
     window.mode_box.setCurrentIndex(window.mode_box.findData("hybrid"))
@@ -850,15 +850,16 @@ def test_breakdown_headlines_for_each_way_a_result_is_found():
 
     asked, hybrid = ("river", "otters", "dams"), Mode.HYBRID
     assert (headline(found(("river", "otters"), 1, 2), asked, hybrid)
-            == "Found by meaning and by 2 of your 3 words: river, otters.")
-    assert headline(found(asked, None, 1), asked, hybrid) == "Found by your words: river, otters, dams."
+            == "Found by meaning and by 2 of your 3 words, which this document holds: river, otters.")
+    assert (headline(found(asked, None, 1), asked, hybrid)
+            == "Found by your words, which this document holds: river, otters, dams.")
     assert headline(found((), 1, None), asked, hybrid) == "Found by meaning only: no word of your query is in this passage."
     assert (headline(found(("otters",), 1, 1), None, hybrid)
-            == "Found by meaning and by 1 word it shares with the passage: otters.")
+            == "Found by meaning and by 1 word of the passage you searched with, which this document holds: otters.")
     # semantic mode looks the words up too, but ranks by meaning alone
     assert (headline(found(("otters",), 4, 2), asked, Mode.SEMANTIC)
-            == "Found by meaning; the passage also holds 1 of your 3 words: otters.")
-    assert headline(found(("otters",), None, 2), asked, Mode.LEXICAL) == "Found by 1 of your 3 words: otters."
+            == "Found by meaning; this document also holds 1 of your 3 words: otters.")
+    assert headline(found(("otters",), None, 2), asked, Mode.LEXICAL) == "Found by 1 of your 3 words, which this document holds: otters."
 
 
 def test_how_close_in_meaning_is_said_finely_where_most_results_are():

@@ -27,18 +27,21 @@ def _listed(words: Sequence[str]) -> str:
     return ", ".join(words)
 
 
-def _words_clause(matched: Sequence[str], asked: Sequence[str] | None) -> str:
-    """"2 of your 3 words: river, otters", "your words: river, otters"; ``asked`` None: the query was a passage or a
-    file ("more like this"), whose words nobody typed."""
+def _words_counted(matched: Sequence[str], asked: Sequence[str] | None) -> str:
+    """"2 of your 3 words", "your words"; ``asked`` None: the query was a passage or a file ("more like this"), whose
+    words nobody typed."""
     if asked is None:
-        return f"{len(matched)} word{'s' if len(matched) != 1 else ''} it shares with the passage: {_listed(matched)}"
+        return f"{len(matched)} word{'s' if len(matched) != 1 else ''} of the passage you searched with"
     if len(matched) >= len(asked):
-        return f"your word{'s' if len(matched) != 1 else ''}: {_listed(matched)}"
-    return f"{len(matched)} of your {len(asked)} words: {_listed(matched)}"
+        return f"your word{'s' if len(matched) != 1 else ''}"
+    return f"{len(matched)} of your {len(asked)} words"
 
 
 def headline(e: Explanation, asked: Sequence[str] | None, mode: Mode | None) -> str:
     """The first sentence of the breakdown: by meaning, by words or both, and which words.
+
+    The words are those of the document's best passages, of which the one shown is where it matches best: the
+    headline says the document holds them, since the passage on screen may hold fewer.
 
     ``asked``: the query's content words (:func:`query_words`), None when the query was a passage or a file;
     ``mode``: the search's, which says what ranked the results (semantic mode looks up the words too, but only to
@@ -51,12 +54,12 @@ def headline(e: Explanation, asked: Sequence[str] | None, mode: Mode | None) -> 
     if not matched:
         nothing = "no word of the passage you searched with" if asked is None else "no word of your query"
         return f"Found by meaning only: {nothing} is in this passage."
-    words = _words_clause(matched, asked)
+    counted, listed = _words_counted(matched, asked), _listed(matched)
     if by_meaning and by_words:
-        return f"Found by meaning and by {words}."
+        return f"Found by meaning and by {counted}, which this document holds: {listed}."
     if by_meaning:  # the words are there, but the ranking did not count them
-        return f"Found by meaning; the passage also holds {words}."
-    return f"Found by {words}."
+        return f"Found by meaning; this document also holds {counted}: {listed}."
+    return f"Found by {counted}, which this document holds: {listed}."
 
 
 def share_of_pairs(percentile: float) -> str:
@@ -89,7 +92,8 @@ def notes(result: SearchResult) -> list[str]:
 def _rank(rank: int | None, side: str, used: bool) -> str:
     """A side's rank as the Details table says it: a mode that does not order by that side says so."""
     if not used:
-        return f"{rank} (this mode does not order by {side})" if rank else f"not used: this mode does not order by {side}"
+        unused = f"this mode does not order by {side}"
+        return f"{rank} ({unused})" if rank else f"not used: {unused}"
     return str(rank) if rank else f"not found by {side}"
 
 
