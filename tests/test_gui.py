@@ -460,7 +460,11 @@ def test_settings_describe_each_method_and_estimate_a_slow_one_here(qtbot, setti
     assert dialog.method_note.text().startswith(METHOD_NOTES["static"])
     qtbot.waitUntil(lambda: dialog.device.text().startswith("Device:"), timeout=60_000)
     qtbot.waitUntil(lambda: "sentences a second" in dialog.method_note.text(), timeout=60_000)
-    assert "so the 55,000 sentences indexed now would take about" in dialog.method_note.text()
+    assert "so the 55,000 sentences indexed now would take " in dialog.method_note.text()
+    assert "about 0 s" not in dialog.method_note.text()  # the static model embeds them in under a second
+    dialog.sentences = 10**9
+    dialog._on_method()
+    assert re.search(r"1,000,000,000 sentences indexed now would take about \d+ (min|h)", dialog.method_note.text())
     static_rate = rate_in(dialog.method_note.text())
     sbert = dialog.method.findData("sbert")
     torch = importlib.util.find_spec("torch") is not None

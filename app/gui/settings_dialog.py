@@ -175,8 +175,9 @@ class SettingsDialog(QDialog):
         here = f"Here ({self._device.description}): about {speed} sentences a second"
         if not self.sentences:
             return here + "."
-        return (f"{here}, so the {self.sentences:,} sentences indexed now would take about "
-                f"{duration_text(self.sentences / rate)} to embed.")
+        seconds = self.sentences / rate
+        took = "under a second" if seconds < 1 else f"about {duration_text(seconds)}"  # not "about 0 s"
+        return f"{here}, so the {self.sentences:,} sentences indexed now would take {took} to embed."
 
     def _add_watched(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Watch folder", str(Path.home()))
