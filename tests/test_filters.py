@@ -59,7 +59,9 @@ def test_file_types_and_times_narrow_the_answer(index):
     assert {Path(r.path).name for r in recent.results} == {"otters.md", "report.html"}
     older = idx.search("otters river", k=50, within=Filters(modified_before=NOW - 100 * DAY))
     assert [Path(r.path).relative_to(docs).as_posix() for r in older.results] == ["home/otters.txt"]
-    assert idx.search("otters river", within=Filters(types=("pdf",))).results == ()
+    no_pdf = idx.search("otters river", within=Filters(types=("pdf",)))
+    assert no_pdf.results == () and "no indexed document passes these filters" in no_pdf.notes
+    assert not html.notes  # a filter something passes says nothing
 
 
 def test_a_filter_looks_past_the_documents_it_leaves_out(index):

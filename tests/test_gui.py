@@ -169,6 +169,9 @@ def test_nothing_relevant_state(qtbot, window, corpus):
     assert "Nothing relevant found" in window.empty.text()
     assert "“xylophone”, “zeppelin” are in none of your documents" in window.empty.text()
     assert not window.show_weak_button.isVisible()  # nothing matched at all, so nothing is hidden either
+    # a stop word alone finds nothing relevant, and the window says why
+    type_query(qtbot, window, "the")
+    assert "“the” is a word too common to search by: add a word that says what you are looking for" in window.empty.text()
     # with results, the words no document holds are named in the status bar
     window.mode_box.setCurrentIndex(window.mode_box.findData("hybrid"))
     type_query(qtbot, window, "echolocation squid zeppelin")
@@ -994,6 +997,8 @@ def test_the_filter_row_limits_results_to_a_folder_and_a_type(qtbot, window, cor
     with qtbot.waitSignal(window.results_shown, timeout=10_000) as blocker:
         bar.kind.setCurrentIndex(bar.kind.findText("PDF"))
     assert blocker.args[0].results == () and "with these filters" in window.empty.text()
+    # no PDF is in that folder: the window says so, and that the filters are what to change
+    assert window.empty.text().endswith("No indexed document passes these filters.\nChange or clear the filters.")
     with qtbot.waitSignal(window.results_shown, timeout=10_000) as blocker:
         bar.clear_button.click()  # one search for the three drop-downs
     assert {Path(r.path).name for r in blocker.args[0].results} >= {"porpoise.md", "porpoises.txt"}

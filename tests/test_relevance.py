@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import docgen
 import numpy as np
 import pytest
 
@@ -103,6 +104,44 @@ def test_fusion_normalises_each_side_over_the_query_candidates() -> None:
 def test_the_lexical_bound_is_what_the_five_most_informative_words_score() -> None:
     idf = {"a": 0.5, "b": 3.0, "c": 2.0, "d": 1.0, "e": 4.0, "f": 0.25}
     assert rel.lexical_bound(idf) == pytest.approx(4.0 + 3.0 + 2.0 + 1.0 + 0.5)
+
+
+HAMLET = ("Hamlet asks whether it is nobler to suffer or to fight: to be or not to be, that is the question he "
+          "puts to himself alone on the stage.")
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory) -> Index:
+    """The toy corpus (413 sentences: an index calibrated on itself, not a small folder) and a line of Hamlet."""
+    docs = tmp_path_factory.mktemp("toy")
+    docgen.write_toy_corpus(docs)
+    (docs / "hamlet.txt").write_text(HAMLET + "\n", encoding="utf-8")
+    index = Index(tmp_path_factory.mktemp("toydb"))
+    index.add([docs])
+    yield index
+    index.close()
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "semantic", "lexical"])
+@pytest.mark.parametrize(("query", "note"), [
+    ("the", "“the” is a word too common to search by: add a word that says what you are looking for"),
+    ("to be or not to be", "“to”, “be”, “or”, “not” are words too common to search by: add a word that says what "
+                           "you are looking for, or put the phrase in quotes (\"to be or not to be\") to find it as "
+                           "written"),
+])
+def test_stop_words_alone_find_nothing_relevant_and_say_why(toy: Index, mode: str, query: str, note: str) -> None:
+    # "the" is in every passage, so every passage held the query's every key word: answered with scores near 90
+    response = toy.search(query, mode=mode)
+    assert response.nothing_relevant and response.results == ()
+    assert note in response.notes
+    assert toy.search("the whales", mode=mode).results  # a word that says something is still found beside it
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "lexical"])
+def test_a_quoted_phrase_of_stop_words_is_searched_as_written(toy: Index, mode: str) -> None:
+    response = toy.search('"to be or not to be"', mode=mode)
+    assert not response.nothing_relevant and Path(response.results[0].path).name == "hamlet.txt"
+    assert not response.notes
 
 
 def test_each_mode_has_its_bar_and_a_small_folder_needs_a_share_of_it() -> None:

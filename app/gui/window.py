@@ -48,6 +48,7 @@ from app.gui.settings import Settings
 from app.gui.settings_dialog import MODE_LABELS, SettingsDialog
 from app.gui.watcher import FolderWatcher
 from app.gui.wording import duration_text
+from engine.store.filters import NOTHING_PASSES
 
 if TYPE_CHECKING:  # the engine loads on the worker threads, after the window is up
     from engine import IndexStatus, Progress, SearchResponse, SearchResult
@@ -453,9 +454,12 @@ class MainWindow(QMainWindow):
         else:
             wanted = f"like {self._like.label}" if self._like else f"for “{response.query}”"
             wanted += " with these filters" if self.filter_bar.filters() else ""
-            said = f"\n{missing}." if missing else ""
-            self._show_empty(NOTHING_INDEXED if empty_index else
-                             f"Nothing relevant found {wanted}.{said}\nTry other words, or switch the search mode.",
+            said = "".join(f"\n{line[0].upper()}{line[1:]}." for line in ([missing] if missing else []) + list(response.notes))
+            filtered_out = NOTHING_PASSES in response.notes
+            hint = ("Change or clear the filters." if filtered_out else
+                    "Try another passage, or switch the search mode." if self._like else
+                    "Try other words, or switch the search mode.")
+            self._show_empty(NOTHING_INDEXED if empty_index else f"Nothing relevant found {wanted}.{said}\n{hint}",
                              weak_hidden=response.weak_hidden)
             self.preview.show_result(None)
         self._show_query_note(" · ".join(([missing] if missing and response.results else []) + list(response.notes)))

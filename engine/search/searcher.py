@@ -32,7 +32,7 @@ from engine.store.bm25 import WordStatistics
 from engine.store.bm25 import idf as bm25_idf
 from engine.store.database import Store
 from engine.store.documents import DocumentRecord
-from engine.store.filters import Filters
+from engine.store.filters import NOTHING_PASSES, Filters
 from engine.store.scans import SCAN_PARTS
 from engine.store.sentences import SentenceRow
 from engine.store.vectors import VectorIndex
@@ -233,8 +233,15 @@ class Searcher:
         if within:
             allowed = self.store.matching_documents(within)
             docs = {doc_id: doc for doc_id, doc in docs.items() if doc_id in allowed}
+            if not allowed:
+                notes.append(NOTHING_PASSES)
         idf = self._idf(stems, df)
-        scale = self._scale(query_vectors, idf)
+        # stop words alone make no lexical case: in every passage, "the" held its query's every key word
+        # (docs/decisions/0017-stop-words-alone.md); a quoted phrase of them does
+        stop_words = T.stop_words_only(query)
+        if stop_words:
+            notes.append(_stop_words_note(stop_words, query))
+        scale = self._scale(query_vectors, {} if stop_words else idf)
         self._weigh_meaning(docs, mode, query_vectors)
         ranked = self._fuse(docs, mode, scale)
         small = self._sentences() < MIN_SENTENCES
@@ -633,6 +640,15 @@ class Searcher:
 def _word_ranker() -> ThreadPoolExecutor:
     """Threads that rank a hybrid query's words (:meth:`Searcher._rank`), shared by every searcher of the process."""
     return ThreadPoolExecutor(WORD_RANKERS, thread_name_prefix="quire-words")
+
+
+def _stop_words_note(words: tuple[str, ...], query: str) -> str:
+    """Why a query of stop words alone finds nothing relevant, and what to do: add a word, or quote the phrase."""
+    if len(words) == 1:
+        return f"“{words[0]}” is a word too common to search by: add a word that says what you are looking for"
+    quoted = ", ".join(f"“{w}”" for w in words)
+    return (f"{quoted} are words too common to search by: add a word that says what you are looking for, or put the "
+            f"phrase in quotes (\"{query}\") to find it as written")
 
 
 def _doc(docs: dict[int, _Doc], doc_id: int) -> _Doc:

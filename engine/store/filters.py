@@ -9,6 +9,10 @@ from dataclasses import dataclass
 
 from engine.text.paths import to_column
 
+# The note of a filtered search that no indexed document passes (a type nothing indexed has): the window tells
+# the person to change the filters rather than the words.
+NOTHING_PASSES = "no indexed document passes these filters"
+
 
 @dataclass(frozen=True)
 class Filters:

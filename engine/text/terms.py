@@ -279,6 +279,16 @@ def query_terms(text: str) -> list[Term]:
     return list((seen or stopped).values())
 
 
+def stop_words_only(text: str) -> tuple[str, ...]:
+    """The query's words when every one is a stop word and no phrase is quoted ("the", "to be or not to be"): words
+    that say nothing of what to look for; () otherwise."""
+    phrases, rest = split_phrases(text)
+    terms = query_terms(rest)
+    if phrases or not terms or any(fold(t.word) not in STOPWORDS for t in terms):
+        return ()
+    return tuple(t.word for t in terms)
+
+
 def split_phrases(text: str) -> tuple[list[str], str]:
     """A query's quoted phrases (as typed, two words or more) and the rest of it; a quoted single word is an
     ordinary word of the rest."""
