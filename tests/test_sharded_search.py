@@ -127,3 +127,16 @@ def test_more_like_this_on_a_collection(built: tuple[Path, Path, Path]) -> None:
         found = sharded.search_like(LikeSource(str(source)), include_weak=True, explain=False).results
     assert str(source) not in [r.path for r in found]
     assert len({r.path for r in found} & {r.path for r in expected}) >= 0.95 * len(expected)
+
+
+def test_only_a_filter_no_shard_passes_is_said_to_pass_nothing(built: tuple[Path, Path, Path]) -> None:
+    from engine import Filters
+    from engine.store.filters import NOTHING_PASSES
+
+    docs, _, four = built
+    one_file = docs / "part-0" / "doc-00.txt"  # in one shard: the other three pass nothing through this filter
+    with Collection(four) as sharded:
+        found = sharded.search("rats", k=5, include_weak=True, within=Filters(folders=(str(one_file),)))
+        assert [Path(r.path) for r in found.results] == [one_file] and NOTHING_PASSES not in found.notes
+        none = sharded.search("rats", within=Filters(types=("pdf",)))
+        assert none.results == () and NOTHING_PASSES in none.notes

@@ -21,6 +21,7 @@ import numpy as np
 from engine.search import relevance as rel
 from engine.search.calibration import MIN_SENTENCES
 from engine.search.results import Mode, SearchResponse, SearchResult
+from engine.store.filters import NOTHING_PASSES
 
 
 def shard_depth(k: int) -> int:
@@ -67,12 +68,21 @@ def merge(query: str, mode: Mode, k: int, include_weak: bool, responses: Sequenc
     return SearchResponse(
         query=query, mode=mode, method=responses[0].method if responses else "",
         results=tuple(shown), nothing_relevant=not strong, weak_hidden=weak_hidden,
-        notes=tuple(dict.fromkeys(n for r in responses for n in r.notes)),
+        notes=_notes(responses),
         missing=tuple(w for w in responses[0].missing if w in missing) if responses else (),
         found=max(len(ranked) if include_weak else len(strong), len(shown)),
         found_at_least=any(r.found_at_least or r.found > len(r.results) for r in responses),
         did_you_mean=next((r.did_you_mean for r in responses if r.did_you_mean), None) if missing else None,
     )
+
+
+def _notes(responses: Sequence[SearchResponse]) -> tuple[str, ...]:
+    """The shards' notes, each once; that no document passes the filters is the collection's only if no shard has one
+    that does."""
+    notes = dict.fromkeys(n for r in responses for n in r.notes)
+    if not all(NOTHING_PASSES in r.notes for r in responses):
+        notes.pop(NOTHING_PASSES, None)
+    return tuple(notes)
 
 
 def _ranks(pool: Sequence[SearchResult], keys: np.ndarray, found: np.ndarray) -> list[int | None]:
