@@ -72,6 +72,20 @@ def test_a_filter_looks_past_the_documents_it_leaves_out(index):
     assert [Path(r.path).name for r in few.results] == ["stream.txt"]
 
 
+@pytest.mark.parametrize("mode", [Mode.HYBRID, Mode.SEMANTIC, Mode.LEXICAL])
+def test_a_filter_leaves_the_order_of_what_it_lets_through_as_it_was(index, mode):
+    # a new user's "Modified: past day", which left out one file, reordered the rest: the deeper read of a filtered
+    # search had moved the fusion's scales
+    idx, docs = index
+    everything = idx.search("otters swimming in a river", k=300, mode=mode, include_weak=True, explain=False)
+    kept = Filters(folders=tuple(str(docs / f) for f in ("work", "home", "many")))
+    filtered = idx.search("otters swimming in a river", k=300, mode=mode, include_weak=True, explain=False,
+                          within=kept)
+    before = [(r.path, r.score) for r in everything.results if "/few/" not in r.path]
+    after = [(r.path, r.score) for r in filtered.results if r.path in dict(before)]
+    assert len(after) >= 100 and after == before[: len(after)]  # the same order, and the same number on each card
+
+
 def test_no_filter_is_falsy_and_a_folder_is_not_its_namesake_prefix(index, tmp_path):
     idx, docs = index
     assert not Filters() and Filters(types=("md",))

@@ -96,18 +96,26 @@ def lexical_bound(idf: dict[str, float]) -> float:
     return sum(sorted(idf.values(), reverse=True)[:KEY_WORDS])
 
 
-def fuse(cosine: np.ndarray, bm25: np.ndarray, semantic_share: float) -> np.ndarray:
+def fuse(cosine: np.ndarray, bm25: np.ndarray, semantic_share: float,
+         scales: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Convex combination of the two sides' normalised scores (NaN cosine / zero BM25: not found by that side).
 
     Cosines are min-max normalised over the documents found semantically (a document the semantic side did not
     find scores 0 there), BM25 is divided by the query's best, so each side spans [0, 1] for every query.
+    ``scales``: the (cosine, BM25) of the documents whose lowest and highest set those scales, where they are not
+    these documents themselves (a filtered search: the documents a search without filters ranks, so that a filter
+    leaves the order of what it lets through as it was; the others may fall outside [0, 1]).
     """
+    scale_cosine, scale_bm25 = scales if scales is not None else (cosine, bm25)
     found = ~np.isnan(cosine)
+    known = scale_cosine[~np.isnan(scale_cosine)]
+    if known.size == 0:  # none of the scales' documents was found by meaning: these documents' own scale
+        known = cosine[found]
     semantic = np.zeros_like(cosine)
     if found.any():
-        low, high = float(cosine[found].min()), float(cosine[found].max())
+        low, high = float(known.min()), float(known.max())
         semantic[found] = (cosine[found] - low) / (high - low) if high > low else 1.0
-    top = float(bm25.max()) if bm25.size else 0.0
+    top = max(float(scale_bm25.max(initial=0.0)), float(bm25.max(initial=0.0)))
     lexical = bm25 / top if top > 0 else np.zeros_like(bm25)
     return semantic_share * semantic + (1.0 - semantic_share) * lexical
 

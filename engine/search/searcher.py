@@ -103,6 +103,9 @@ class _Doc:
     evidence: float = 0.0  # on the relevance scale, the same for every query and index
     # its best sentence's word alignment with the query (F, engine.search.alignment); None: not weighed by the gate
     alignment: float | None = None
+    # found within the CANDIDATES a search without filters reads: a filtered search normalises over these, so that
+    # a filter leaves the order of what it lets through as it was (docs/decisions/0011-filtered-search-depth.md)
+    unfiltered: bool = False
 
 
 @dataclass
@@ -230,7 +233,9 @@ class Searcher:
             record = self.store.document(path)
             if record is not None:
                 docs.pop(record.id, None)
+        reference = None  # the documents whose scores set the fusion's scales: all of them without a filter
         if within:
+            reference = [d for d in docs.values() if d.unfiltered]
             allowed = self.store.matching_documents(within)
             docs = {doc_id: doc for doc_id, doc in docs.items() if doc_id in allowed}
             if not allowed:
@@ -242,8 +247,12 @@ class Searcher:
         if stop_words:
             notes.append(_stop_words_note(stop_words, query))
         scale = self._scale(query_vectors, {} if stop_words else idf)
-        self._weigh_meaning(docs, mode, query_vectors)
-        ranked = self._fuse(docs, mode, scale)
+        if reference is None:
+            self._weigh_meaning(docs, mode, query_vectors)
+        else:  # apart: a document's share of the sentences scored depends on how many documents are weighed with it
+            self._weigh_meaning({d.doc_id: d for d in reference}, mode, query_vectors)
+            self._weigh_meaning({i: d for i, d in docs.items() if not d.unfiltered}, mode, query_vectors)
+        ranked = self._fuse(docs, mode, scale, reference)
         small = self._sentences() < MIN_SENTENCES
         bar = rel.bar(mode, small_folder=small)
         candidates: dict[int, list[SentenceRow]] = {}
@@ -337,20 +346,31 @@ class Searcher:
         """
         docs: dict[int, _Doc] = {}
         words = _word_ranker().submit(self._lexical, query, depth) if mode is not Mode.LEXICAL else None
+        deeper: list[_Hit] = []
         try:
-            query_vectors = self._semantic(query, docs, notes, depth) if mode is not Mode.LEXICAL else None
+            query_vectors = self._semantic(query, docs, notes, depth, deeper) if mode is not Mode.LEXICAL else None
         except BaseException:
             # the word thread reads the same connection: it must be done before the caller may close it
             if words is not None:
                 wait([words])
             raise
-        stems, df, best = words.result() if words is not None else self._lexical(query, depth)
+        stems, df, best, deeper_passages = words.result() if words is not None else self._lexical(query, depth)
         for doc_id, passages in best.items():
-            doc = _doc(docs, doc_id)
-            (doc.lex_passage, doc.lex_score), doc.lex_more = passages[0], [p for p, _ in passages[1:]]
+            _passages(_doc(docs, doc_id, unfiltered=True), passages)
+        # what only a filtered search's deeper read found counts for the documents a search without filters does not
+        # find; those it finds keep what it sees of them (docs/decisions/0011-filtered-search-depth.md)
+        for hit in deeper:
+            if hit.doc_id not in docs or not docs[hit.doc_id].unfiltered:
+                _add_hit(_doc(docs, hit.doc_id), hit)
+        for doc_id, passages in deeper_passages.items():
+            if doc_id not in docs or not docs[doc_id].unfiltered:
+                _passages(_doc(docs, doc_id), passages)
         return docs, query_vectors, stems, df
 
-    def _semantic(self, query: str, docs: dict[int, _Doc], notes: list[str], depth: int) -> np.ndarray | None:
+    def _semantic(self, query: str, docs: dict[int, _Doc], notes: list[str], depth: int, deeper: list[_Hit]
+                  ) -> np.ndarray | None:
+        """The query's vectors; the documents of the best ``depth`` sentences gain their best hit, those a search
+        without filters reads (``CANDIDATES`` per query sentence) in ``docs``, the rest appended to ``deeper``."""
         if self.embedder is None or self.vectors is None or self.vectors.live_count == 0:
             notes.append("semantic search unavailable: the index has no vectors yet")
             return None
@@ -361,41 +381,40 @@ class Searcher:
         if vectors.shape[0] == 0:
             notes.append("no word of the query is known to the embedding model; only lexical matches can be shown")
             return None
-        hits: dict[int, float] = {}
+        hits: dict[int, float] = {}  # every hit of the read
+        near: dict[int, float] = {}  # the hits a search without filters reads, scored as it scores them
         for vector in vectors:
             ids, sims = self.vectors.search(vector, depth)
-            for sid, sim in zip(ids.tolist(), sims.tolist()):
+            order = np.argsort(-sims, kind="stable")
+            for rank, (sid, sim) in enumerate(zip(ids[order].tolist(), sims[order].tolist())):
                 # several query sentences: a sentence's score is the mean over them (missing = 0)
                 hits[sid] = hits.get(sid, 0.0) + sim / vectors.shape[0]
+                if rank < CANDIDATES:
+                    near[sid] = near.get(sid, 0.0) + sim / vectors.shape[0]
         keys = self.store.sentence_keys(list(hits), up_to=BOILERPLATE_DOCS)
         documents = max(1, self.collection.documents if self.collection else self.store.indexed_count())
         for sid, sim in hits.items():
             if sid not in keys:
                 continue  # deleted since the graph was saved
             doc_id, copies = keys[sid]
-            boilerplate = _boilerplate(copies, documents)
-            penalised = sim * (BOILERPLATE_PENALTY if boilerplate else 1.0)
-            doc = _doc(docs, doc_id)
-            if boilerplate:
-                doc.repeated.append(sid)
-            if penalised > doc.sem_score:
-                doc.sem_score, doc.sem_cosine, doc.sem_sentence, doc.boilerplate = penalised, sim, sid, boilerplate
+            hit = _Hit(sid, doc_id, near.get(sid, sim), _boilerplate(copies, documents))
+            if sid in near:
+                _add_hit(_doc(docs, doc_id, unfiltered=True), hit)
+            else:
+                deeper.append(hit)
         return vectors  # the best sentences' rows are read for the documents weighed (:meth:`_candidates`)
 
-    def _lexical(self, query: str, depth: int
-                 ) -> tuple[dict[str, T.Term], dict[str, int], dict[int, list[tuple[int, float]]]]:
-        """The query's terms, their document frequencies, and each matching document's best passages by BM25 among
-        the ``depth`` best (passage id, score; the best and up to MORE_PASSAGES more, best first)."""
+    def _lexical(self, query: str, depth: int) -> tuple[dict[str, T.Term], dict[str, int], _Passages, _Passages]:
+        """The query's terms, their document frequencies, and each matching document's best passages by BM25 (passage
+        id, score; the best and up to MORE_PASSAGES more, best first): among the CANDIDATES best, which a search
+        without filters reads, and among the rest of the ``depth`` best."""
         phrases, words, stems = query_stems(query)
-        best: dict[int, list[tuple[int, float]]] = {}
-        for passage_id, doc_id, score in sorted(self._bm25(phrases, words, depth), key=lambda r: (-r[2], r[0])):
-            kept = best.setdefault(doc_id, [])
-            if len(kept) <= MORE_PASSAGES:
-                kept.append((passage_id, score))
+        ranked = sorted(self._bm25(phrases, words, depth), key=lambda r: (-r[2], r[0]))
+        near, deeper = _best_passages(ranked[:CANDIDATES]), _best_passages(ranked[CANDIDATES:])
         if self.collection is not None:
             known = self.collection.words.frequencies
-            return stems, {s: known[s] for s in stems if known.get(s)}, best
-        return stems, self.store.term_document_frequencies(list(stems)), best
+            return stems, {s: known[s] for s in stems if known.get(s)}, near, deeper
+        return stems, self.store.term_document_frequencies(list(stems)), near, deeper
 
     def _bm25(self, phrases: list[str], words: list[T.Term], depth: int) -> list[tuple[int, int, float]]:
         """The ``depth`` best passages by BM25 for the quoted ``phrases`` and other ``words`` of a query, OR-ed.
@@ -428,17 +447,18 @@ class Searcher:
         matching = bound + sum(df.get(t.stem, 0) for t in words)
         return SCAN_PARTS if matching > LEXICAL_SPLIT_PASSAGES else 1
 
-    def _fuse(self, docs: dict[int, _Doc], mode: Mode, scale: rel.Scale) -> list[_Doc]:
+    def _fuse(self, docs: dict[int, _Doc], mode: Mode, scale: rel.Scale, reference: list[_Doc] | None = None
+              ) -> list[_Doc]:
         """The documents in ranking order, each with its fused score; in semantic or lexical mode only the documents
-        that side found, in that side's order. Every document's evidence is set, from all the query's evidence."""
+        that side found, in that side's order. Every document's evidence is set, from all the query's evidence.
+        ``reference``: the documents whose scores set the two sides' scales (None: ``docs`` themselves)."""
         by_sem = sorted((d for d in docs.values() if not math.isnan(_semantic_score(d))), key=lambda d: -_semantic_score(d))
         by_lex = sorted((d for d in docs.values() if d.lex_passage is not None), key=lambda d: -d.lex_score)
         for rank, d in enumerate(by_sem, 1):
             d.sem_rank = rank
         for rank, d in enumerate(by_lex, 1):
             d.lex_rank = rank
-        found_by_meaning = [d for d in by_sem if d.sem_sentence is not None]
-        pool = {Mode.SEMANTIC: found_by_meaning, Mode.LEXICAL: by_lex, Mode.HYBRID: list(docs.values())}[mode]
+        pool = _ranked_by(mode, list(docs.values()))
         everything = list(docs.values())
         evidence = scale.evidence(_cosines(everything), _bm25s(everything))
         for d, e in zip(everything, evidence.tolist()):
@@ -447,7 +467,9 @@ class Searcher:
             return []
         # ranked by the document's meaning (its best sentence boilerplate-penalised), judged by the best cosine
         # itself (the scale knows no penalty)
-        fused = rel.fuse(np.array([_semantic_score(d) for d in pool]), _bm25s(pool), rel.semantic_share(mode))
+        scales = _ranked_by(mode, reference) if reference is not None else pool
+        fused = rel.fuse(_semantic_scores(pool), _bm25s(pool), rel.semantic_share(mode),
+                         (_semantic_scores(scales), _bm25s(scales)))
         for d, f in zip(pool, fused.tolist()):
             d.fused = f
         return sorted(pool, key=lambda d: (-d.fused, d.doc_id))
@@ -579,7 +601,8 @@ class Searcher:
         score = 0.0
         if top is not None and top.fused > 0:
             first = rel.gated(top.evidence, top.alignment, asked.mode)  # what the gate weighed of the first result
-            score = rel.relevance(first, asked.bar) * doc.fused / top.fused
+            # at least 0: a filtered search's deeper documents may fall below the scales the fusion keeps (0011)
+            score = max(0.0, rel.relevance(first, asked.bar) * doc.fused / top.fused)
         return SearchResult(
             path=record.path, title=record.title or "", score=round(float(score), 1),
             similarity=None if similarity is None else round(float(similarity), 4),
@@ -651,12 +674,62 @@ def _stop_words_note(words: tuple[str, ...], query: str) -> str:
             f"phrase in quotes (\"{query}\") to find it as written")
 
 
-def _doc(docs: dict[int, _Doc], doc_id: int) -> _Doc:
-    """The evidence gathered so far for ``doc_id``, new if none (``setdefault`` would build one per hit)."""
+def _ranked_by(mode: Mode, docs: list[_Doc]) -> list[_Doc]:
+    """The documents ``mode`` ranks: in semantic or lexical mode those that side found."""
+    if mode is Mode.SEMANTIC:
+        return [d for d in docs if d.sem_sentence is not None]
+    if mode is Mode.LEXICAL:
+        return [d for d in docs if d.lex_passage is not None]
+    return docs
+
+
+@dataclass(frozen=True)
+class _Hit:
+    """A sentence the semantic side found: its document, its score (cosine, or the mean over the query's sentences)
+    and whether it is boilerplate."""
+
+    sentence: int
+    doc_id: int
+    score: float
+    boilerplate: bool
+
+
+# each document's best passages by BM25: (passage id, score), best first
+_Passages = dict[int, list[tuple[int, float]]]
+
+
+def _doc(docs: dict[int, _Doc], doc_id: int, unfiltered: bool = False) -> _Doc:
+    """The evidence gathered so far for ``doc_id``, new if none (``setdefault`` would build one per hit);
+    ``unfiltered``: it is found by what a search without filters reads."""
     doc = docs.get(doc_id)
     if doc is None:
         doc = docs[doc_id] = _Doc(doc_id)
+    doc.unfiltered = doc.unfiltered or unfiltered
     return doc
+
+
+def _add_hit(doc: _Doc, hit: _Hit) -> None:
+    """Count a semantic hit for its document: boilerplate is remembered, the best (penalised) hit kept."""
+    penalised = hit.score * (BOILERPLATE_PENALTY if hit.boilerplate else 1.0)
+    if hit.boilerplate:
+        doc.repeated.append(hit.sentence)
+    if penalised > doc.sem_score:
+        doc.sem_score, doc.sem_cosine, doc.sem_sentence, doc.boilerplate = (penalised, hit.score, hit.sentence,
+                                                                             hit.boilerplate)
+
+
+def _best_passages(ranked: Sequence[tuple[int, int, float]]) -> _Passages:
+    """Each document's best passages among ``ranked`` (passage id, document id, BM25; best first)."""
+    best: _Passages = {}
+    for passage_id, doc_id, score in ranked:
+        kept = best.setdefault(doc_id, [])
+        if len(kept) <= MORE_PASSAGES:
+            kept.append((passage_id, score))
+    return best
+
+
+def _passages(doc: _Doc, passages: list[tuple[int, float]]) -> None:
+    (doc.lex_passage, doc.lex_score), doc.lex_more = passages[0], [p for p, _ in passages[1:]]
 
 
 def _boilerplate(copies: int, documents: int) -> bool:
@@ -667,6 +740,10 @@ def _boilerplate(copies: int, documents: int) -> bool:
 def _cosines(docs: Sequence[_Doc]) -> np.ndarray:
     """Each document's best cosine (NaN: not found by meaning)."""
     return np.array([d.sem_cosine if d.sem_sentence is not None else np.nan for d in docs])
+
+
+def _semantic_scores(docs: Sequence[_Doc]) -> np.ndarray:
+    return np.array([_semantic_score(d) for d in docs])
 
 
 def _bm25s(docs: Sequence[_Doc]) -> np.ndarray:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.store.chunks import in_chunks
+from engine.store.topk import best_k
 from engine.text.terms import term_key
 
 BM25_K1 = 1.2
@@ -123,10 +124,7 @@ class WordIndex:
         if not ids:
             return [], df
         matched, total = _sums(np.concatenate(ids), np.concatenate(weights))
-        if matched.size > limit:
-            top = np.argpartition(-total, limit - 1)[:limit]
-            matched, total = matched[top], total[top]
-        order = np.lexsort((matched, -total))
+        order = best_k(total, matched, limit)
         best = matched[order]
         owners = np.zeros(best.size, dtype=np.int64)
         inside = best < snapshot.owner.size  # a phrase match may be in a passage newer than this snapshot

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.store.files import replace_file
+from engine.store.topk import best_k
 from engine.store.vectorrows import VECTOR_DTYPE
 
 
@@ -93,8 +94,7 @@ class FullRows:
         k = min(k, self.live_count)
         if k <= 0:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        top = np.argpartition(-sims, k - 1)[:k] if k < sims.size else np.arange(sims.size)
-        top = top[np.lexsort((top, -sims[top]))]
+        top = best_k(sims, np.arange(sims.size), k)
         return self._labels[top], sims[top].astype(np.float32)
 
     def _rows(self, labels: np.ndarray) -> np.ndarray:
