@@ -140,3 +140,28 @@ def test_a_driver_killed_mid_run_is_finished_by_a_rerun(cluster: str, single: tu
     # the rerun from this process, whose workers on the cluster are started already
     index_collection(db, [docs], 2, config=CONFIG, cluster=cluster)
     assert _per_shard(db, 2) == _expected(one, 2)
+
+
+def test_a_second_run_while_a_writer_holds_its_shard_waits_then_says_so(cluster: str, single: tuple[Path, Path],
+                                                                         tmp_path: Path, monkeypatch) -> None:
+    # a killed run's writer keeps its name until the cluster sees its driver die: a rerun waits for it; a live
+    # writer of another run is reported, not replaced
+    docs, _ = single
+
+    @ray.remote(num_cpus=0)
+    class Holder:
+        def ping(self) -> bool:
+            return True
+
+    holder = Holder.options(name=remote.writer_name(0), namespace=remote.NAMESPACE).remote()
+    ray.get(holder.ping.remote())
+    monkeypatch.setattr(remote, "WRITER_NAME_WAIT_S", 1.0)
+    try:
+        with pytest.raises(QuireError, match="shard 0 is being written by another run"):
+            index_collection(tmp_path / "held", [docs], 2, config=CONFIG, cluster=cluster)
+        threading.Timer(1.0, ray.kill, (holder,)).start()  # the other run ends while this one waits
+        monkeypatch.setattr(remote, "WRITER_NAME_WAIT_S", 30.0)
+        index_collection(tmp_path / "freed", [docs], 2, config=CONFIG, cluster=cluster)
+        assert _indexed(tmp_path / "freed" / "shard-000") > 0
+    finally:
+        ray.kill(holder)

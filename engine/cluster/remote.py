@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,8 @@ TASKS_PER_CPU = 2
 # A read task whose worker died (killed, out of memory) runs again this many times before the run fails.
 TASK_RETRIES = 3
 NAMESPACE = "quire"
+# How long a writer waits for its name, held by the writer of a run whose driver was killed, to be freed
+WRITER_NAME_WAIT_S = 60.0
 
 
 def connect(address: str, *, cpus: int | None = None) -> None:
@@ -94,15 +97,28 @@ class _Writer:
 def index_shards(folders: Sequence[Path], paths: Sequence[str], method: str, config: IndexConfig) -> list[IndexReport]:
     """Index ``paths`` into every shard at once, each by its own writer on this machine."""
     here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
-    # ray.remote(**options) is typed as giving back the class itself, without the actor class's options()
-    writers = [_Writer.options(  # type: ignore[attr-defined]
-        name=writer_name(i), scheduling_strategy=here).remote(str(f), method, config)
-               for i, f in enumerate(folders)]
+    writers = [_writer(i, here, str(f), method, config) for i, f in enumerate(folders)]
     try:
         return _get([w.add.remote(list(paths), Route(i, len(folders))) for i, w in enumerate(writers)])
     finally:
         for writer in writers:
             ray.kill(writer)
+
+
+def _writer(shard: int, here: NodeAffinitySchedulingStrategy, folder: str, method: str, config: IndexConfig) -> Any:
+    """Shard ``shard``'s writer, under its name. The name of a killed run's writer stays taken until the cluster has
+    seen that run's driver die (seconds): waited for, up to WRITER_NAME_WAIT_S, then reported."""
+    deadline = time.monotonic() + WRITER_NAME_WAIT_S
+    while True:
+        try:
+            # ray.remote(**options) is typed as giving back the class itself, without the actor class's options()
+            return _Writer.options(  # type: ignore[attr-defined]
+                name=writer_name(shard), scheduling_strategy=here).remote(folder, method, config)
+        except ray.exceptions.ActorAlreadyExistsError as e:
+            if time.monotonic() > deadline:
+                raise QuireError(f"shard {shard} is being written by another run on this cluster (its writer "
+                                 f"{writer_name(shard)} is alive): wait for that run to end, then run again") from e
+            time.sleep(0.5)
 
 
 def _get(refs: list[ray.ObjectRef]) -> list[Any]:
