@@ -193,6 +193,16 @@ def test_chips_are_named_by_words_of_the_passage_or_the_query():
     assert clinic.words[:2] == ("clinic", "hospital")
 
 
+@pytest.mark.skipif(TOY_MODEL, reason="the shipped static model is a toy build (too few words/dimensions for labels)")
+def test_a_word_the_model_reads_as_a_much_shorter_one_matches_no_facet():
+    # a new user's "asasination" was read as "asa", and a chip said the facet of "ASA" matched it
+    tokens = {t.text: t for t in SPACE.tokens("asasination doctorr hospital")}
+    assert not tokens["asasination"].faithful and tokens["doctorr"].faithful and tokens["hospital"].faithful
+    _, evidence = Explainer(SPACE, "asasination doctorr hospital").explain([HOSPITAL], text_facets(SPACE, [HOSPITAL]))[0]
+    facet = {w.word: w.facet for w in evidence.words}
+    assert facet["asasination"] is None and facet["doctorr"] is not None and facet["hospital"] is not None
+
+
 def test_word_bridges_split_the_static_cosine_exactly():
     query, passage = "texting the doctor", HOSPITAL
     explainer = Explainer(SPACE, query)

@@ -159,8 +159,11 @@ class Explainer:
         weights = self.space.sif[ids]
         total = float(weights.sum())
         overall = float(weights @ covered) / total if total > 0 else 0.0
+        # a word the model read as a much shorter word names no facet: "asasination" read as "asa" matched the facet
+        # of "ASA" (the standards body), and a chip said it matched "asasination"
         return _r(overall), tuple(
-            WordCoverage(t.text, _r(c), _r(w), names[b]) for t, c, w, b in zip(tokens, covered, weights, best)
+            WordCoverage(t.text, _r(c), _r(w), names[b] if t.faithful else None)
+            for t, c, w, b in zip(tokens, covered, weights, best)
         )
 
     def _importance(self, tokens: list[Token], doc: FacetSet) -> tuple[WordImportance, ...]:

@@ -46,14 +46,22 @@ LABEL_WORDS = 3
 LABEL_CACHE_ROWS = 4096
 
 
+# An out-of-vocabulary word is read as its longest known prefix; where that holds less than this share of the word
+# ("asasination" read as "asa", "lincon" as "lin") the word is not what the model read, and explanations do not say
+# it matched anything; "doctorr" read as "doctor" still does (docs/decisions/0018-faithful-words-in-explanations.md).
+FAITHFUL_PREFIX_SHARE = 0.75
+
+
 @dataclass(frozen=True)
 class Token:
-    """One word of a text as the static model sees it: vocabulary id, display form and character span."""
+    """One word of a text as the static model sees it: vocabulary id, display form and character span;
+    ``faithful``: the model reads the word as itself, or as a known prefix holding most of it."""
 
     id: int
     text: str
     start: int
     end: int
+    faithful: bool = True
 
 
 class FacetSpace:
@@ -110,10 +118,13 @@ class FacetSpace:
         """
         out = []
         for word, start, end in words(text):
-            token_id = self.tokenizer.id_of(fold(word))
+            folded = fold(word)
+            token_id = self.tokenizer.id_of(folded)
             if token_id < FIRST_WORD_ID:
                 continue
-            out.append(Token(token_id, word, start, end))
+            read = self.word(token_id)
+            faithful = read == folded or len(read) >= FAITHFUL_PREFIX_SHARE * len(folded)
+            out.append(Token(token_id, word, start, end, faithful))
         return out
 
     def labels(self, centres: np.ndarray, top: int = LABEL_WORDS) -> list[list[tuple[str, float]]]:
