@@ -97,3 +97,14 @@ def test_a_word_of_the_language_the_documents_lack_is_not_taken_for_a_misspellin
 def test_of_equally_close_words_the_word_of_the_language_is_suggested(index):
     # two edits from both; "steganogram" is the commoner stem here, "steganography" the word of the language
     assert index.search("steganografy").did_you_mean == "steganography"
+
+
+@pytest.mark.parametrize(("typed", "meant"), [
+    ("tsethoscope heart", "stethoscope heart"),  # two of the first three letters swapped
+    ("setparate yolks", "separate yolks"),  # a letter too many among them
+    ("sseparate yolks", "separate yolks"),  # one doubled
+])
+def test_a_typo_among_the_first_letters_is_corrected_too(index, typed, meant):
+    # the stems sharing the word's first three letters did not hold it: a new user's "asasination" got no suggestion
+    assert index.search(typed).did_you_mean == meant
+

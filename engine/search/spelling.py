@@ -129,16 +129,37 @@ def correction(store: Store, word: str, language: WordTokenizer | None = None) -
     folded = T.fold(word)
     if len(folded) <= PREFIX or not folded.isalpha():
         return None
-    stems = shortlist(folded, store.stems_from(folded[:PREFIX]))
+    found = _closest(store, folded, [folded[:PREFIX]], language)
+    if found is None:  # a typo among the first letters: the prefixes one deletion, swap or doubled letter away
+        found = _closest(store, folded, [p for p in _near_prefixes(folded) if p != folded[:PREFIX]], language)
+    if found is None:
+        return None
+    return found.capitalize() if word[:1].isupper() else found
+
+
+def _near_prefixes(word: str) -> list[str]:
+    """The first PREFIX letters of each spelling one edit from ``word`` within its first letters: a letter too many
+    ("setparate"; "asasination" reaches "assassination" this way), two swapped ("cmomunity"), one doubled. A letter
+    left out ("stganography") is not tried: 26 letters at three places would be 78 more lookups."""
+    head = word[: PREFIX + 1]
+    variants = [word[:i] + word[i + 1:] for i in range(len(head))]
+    variants += [word[:i] + word[i + 1] + word[i] + word[i + 2:] for i in range(min(PREFIX, len(word) - 1))]
+    variants += [word[:i] + word[i] + word[i:] for i in range(PREFIX)]
+    return list(dict.fromkeys(v[:PREFIX] for v in variants if len(v) >= PREFIX))
+
+
+def _closest(store: Store, folded: str, prefixes: list[str], language: WordTokenizer | None) -> str | None:
+    """The indexed spelling closest to ``folded`` among the stems that start with any of ``prefixes``, within the
+    edits allowed; None when there is none."""
+    vocabulary_ = sorted({entry for prefix in prefixes for entry in store.stems_from(prefix)}, key=lambda e: e[0])
+    stems = shortlist(folded, vocabulary_)
     spellings = [*_completions(folded, stems), *_spellings(store, stems)]
     if not spellings:
         return None
     distances = edit_distances(folded, [T.fold(w) for w in spellings])
     closest = np.flatnonzero(distances == distances.min()).tolist()  # in order: the stem more passages hold first
     best = next((i for i in closest if language is not None and _known(language, spellings[i])), closest[0])
-    if distances[best] > _allowed(folded):
-        return None
-    return spellings[best].capitalize() if word[:1].isupper() else spellings[best]
+    return spellings[best] if distances[best] <= _allowed(folded) else None
 
 
 def did_you_mean(store: Store, query: str, missing: tuple[str, ...],
