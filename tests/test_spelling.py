@@ -108,3 +108,17 @@ def test_a_typo_among_the_first_letters_is_corrected_too(index, typed, meant):
     # the stems sharing the word's first three letters did not hold it: a new user's "asasination" got no suggestion
     assert index.search(typed).did_you_mean == meant
 
+
+def test_short_words_that_begin_the_typo_do_not_crowd_out_the_word_meant(tmp_path):
+    # a large index holds many short words that begin "asasination" and are one edit from its start: they filled the
+    # 16 stems whose spellings are read, and "assassin" was not among them
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    clans = ", ".join(["Asa", "Asaf", "Asam", "Asai", "Asal", "Asap", "Asasu", "Assai", "Assi", "Asado", "Asaph",
+                       "Asaka", "Asart", "Asawa", "Asani", "Aass", "Sasa", "Asar", "Asat", "Asay"])
+    (docs / "clans.txt").write_text(f"The {clans} clans met in the hall.\n", encoding="utf-8")
+    (docs / "history.txt").write_text("The assassination of the king ended the war.\n", encoding="utf-8")
+    with Index(tmp_path / "index", config=IndexConfig(workers=0)) as idx:
+        idx.add([docs])
+        assert idx.search("the asasination of the king").did_you_mean == "the assassination of the king"
+

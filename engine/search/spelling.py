@@ -130,8 +130,10 @@ def correction(store: Store, word: str, language: WordTokenizer | None = None) -
     if len(folded) <= PREFIX or not folded.isalpha():
         return None
     found = _closest(store, folded, [folded[:PREFIX]], language)
-    if found is None:  # a typo among the first letters: the prefixes one deletion, swap or doubled letter away
-        found = _closest(store, folded, [p for p in _near_prefixes(folded) if p != folded[:PREFIX]], language)
+    if found is None or (language is not None and not _known(language, found)):
+        # maybe a typo among the first letters: the prefixes one deletion, swap or doubled letter away too, where the
+        # word's own found nothing or only a word of no language (a large index holds its own misspellings)
+        found = _closest(store, folded, [folded[:PREFIX], *_near_prefixes(folded)], language)
     if found is None:
         return None
     return found.capitalize() if word[:1].isupper() else found
@@ -145,7 +147,7 @@ def _near_prefixes(word: str) -> list[str]:
     variants = [word[:i] + word[i + 1:] for i in range(len(head))]
     variants += [word[:i] + word[i + 1] + word[i] + word[i + 2:] for i in range(min(PREFIX, len(word) - 1))]
     variants += [word[:i] + word[i] + word[i:] for i in range(PREFIX)]
-    return list(dict.fromkeys(v[:PREFIX] for v in variants if len(v) >= PREFIX))
+    return [p for p in dict.fromkeys(v[:PREFIX] for v in variants if len(v) >= PREFIX) if p != word[:PREFIX]]
 
 
 def _closest(store: Store, folded: str, prefixes: list[str], language: WordTokenizer | None) -> str | None:
@@ -153,7 +155,10 @@ def _closest(store: Store, folded: str, prefixes: list[str], language: WordToken
     edits allowed; None when there is none."""
     vocabulary_ = sorted({entry for prefix in prefixes for entry in store.stems_from(prefix)}, key=lambda e: e[0])
     stems = shortlist(folded, vocabulary_)
-    spellings = [*_completions(folded, stems), *_spellings(store, stems)]
+    # every stem's completion as well, the commonest first: the shortlist fills with short stems that begin the word
+    # ("asa", "ass", "assi" for "asasination"), and in a large index "assassin" fell off it
+    commonest = [stem for stem, _ in sorted(vocabulary_, key=lambda e: -e[1])]
+    spellings = [*_completions(folded, stems), *_spellings(store, stems), *_completions(folded, commonest)]
     if not spellings:
         return None
     distances = edit_distances(folded, [T.fold(w) for w in spellings])
