@@ -151,7 +151,8 @@ def test_drop_folder_index_and_search_ranked_with_highlights(qtbot, window, corp
     assert "echolocation" in window.preview.browser.toPlainText()
     window.preview.toggle.setChecked(True)
     text = window.preview.browser.toPlainText()
-    assert "Meaning: cosine" in text and "Fusion" in text and "echolocation (idf" in text
+    assert "Meaning of this passage: cosine" in text and "Fusion" in text and "echolocation (idf" in text
+    assert "Rank by meaning (whole document)" in text and "Shown as" in text
     # the delegate paints real rows
     image = window.results.grab().toImage()
     assert image.width() > 100 and len({image.pixel(x, 30) for x in range(0, image.width(), 4)}) > 3
@@ -874,7 +875,7 @@ def test_how_close_in_meaning_is_said_finely_where_most_results_are():
 
     # nearly every shown result is above the 99th percentile of random pairs: "100%" for all of them said nothing
     assert [share_of_pairs(p) for p in (0.934, 0.9973, 0.99949, 0.99995, 1.0)] == [
-        "93%", "99.7%", "99.9%", "more than 99.99%", "more than 99.99%"]
+        "93%", "99.7%", "99.9%", "99.99% or more", "99.99% or more"]
 
 
 def test_a_chip_tooltip_says_what_the_facet_is_about_and_which_query_word_it_matches(qtbot, window, corpus):

@@ -64,10 +64,10 @@ def headline(e: Explanation, asked: Sequence[str] | None, mode: Mode | None) -> 
 
 def share_of_pairs(percentile: float) -> str:
     """A cosine's percentile among the index's random sentence pairs, in words that still differ near the top, where
-    most results are: "93%", "99.7%", "more than 99.99%" (the calibration's finest quantile). Rounded down, so that
+    most results are: "93%", "99.7%", "99.99% or more" (the calibration's finest quantile). Rounded down, so that
     no result reads "100%"."""
     if percentile >= 0.9999:
-        return "more than 99.99%"
+        return "99.99% or more"  # "closer than more than 99.99%" read badly
     if percentile >= 0.99:
         return f"{math.floor(percentile * 1000) / 10:.1f}%"
     return f"{math.floor(percentile * 100)}%"
@@ -78,8 +78,8 @@ def notes(result: SearchResult) -> list[str]:
     e = result.explanation
     out = []
     if e.cosine_percentile is not None:
-        out.append(f"In meaning it is closer to your query than {share_of_pairs(e.cosine_percentile)} of the sentence "
-                   "pairs in this index are to each other.")
+        out.append(f"In meaning this passage is closer to your query than {share_of_pairs(e.cosine_percentile)} of "
+                   "the sentence pairs in this index are to each other.")
     if e.boilerplate:
         out.append("This sentence repeats in many documents (a header, footer or licence), so it counts half.")
     if result.weak:
@@ -104,18 +104,20 @@ def details_html(result: SearchResult, mode: Mode | None = None) -> str:
     if e.cosine is not None:
         pct = (f" (higher than {share_of_pairs(e.cosine_percentile)} of sentence pairs in this index)"
                if e.cosine_percentile is not None else "")
-        rows.append(("Meaning: cosine", f"{e.cosine:.3f}{pct}"))
-    rows.append(("Rank by meaning", _rank(e.semantic_rank, "meaning", mode != "lexical")))
+        rows.append(("Meaning of this passage: cosine", f"{e.cosine:.3f}{pct}"))
+    # the rank is the whole document's (its best sentence and all its sentences together), not the passage's alone
+    rows.append(("Rank by meaning (whole document)", _rank(e.semantic_rank, "meaning", mode != "lexical")))
     if e.bm25 is not None:
-        rows.append(("Words: BM25", f"{e.bm25:.3f}"))
+        rows.append(("Words: BM25 of its best passage", f"{e.bm25:.3f}"))
     rows.append(("Rank by words", _rank(e.lexical_rank, "words", mode != "semantic")))
     terms = ", ".join(f"{html.escape(t.word)} (idf {t.idf:.2f})" for t in e.matched_terms) or "none"
     rows.append(("Matched words", terms))
     rows.append(("Word coverage", f"{e.term_coverage:.0%} of the query's weight (rare words weigh more)"))
     rows.append(("Fusion", html.escape(e.fusion)))
     if e.contributions:
-        rows.append(("Scores", ", ".join(f"{html.escape(k)} {v:.4f}" for k, v in e.contributions.items())
-                     + f"; shown as {result.score:g}"))
+        rows.append(("Scores", ", ".join(f"{html.escape(k)} {v:.4f}" for k, v in e.contributions.items())))
+        rows.append(("Shown as", f"{result.score:g}: the first result's relevance (50 at this index's bar), the others "
+                                 "in proportion to their fused score"))
     cells = "".join(f"<tr><td><b>{k}</b>&nbsp;&nbsp;</td><td>{v}</td></tr>" for k, v in rows)
     return f"<table cellspacing='2'>{cells}</table>"
 
