@@ -170,6 +170,9 @@ def test_nothing_relevant_state(qtbot, window, corpus):
     assert "Nothing relevant found" in window.empty.text()
     assert "“xylophone”, “zeppelin” are in none of your documents" in window.empty.text()
     assert not window.show_weak_button.isVisible()  # nothing matched at all, so nothing is hidden either
+    # a quoted query is not quoted again
+    type_query(qtbot, window, '"xylophone zeppelin"')
+    assert window.empty.text().startswith('Nothing relevant found for "xylophone zeppelin".')
     # a stop word alone finds nothing relevant, and the window says why
     type_query(qtbot, window, "the")
     assert "“the” is a word too common to search by: add a word that says what you are looking for" in window.empty.text()

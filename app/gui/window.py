@@ -452,7 +452,8 @@ class MainWindow(QMainWindow):
             self.results.setCurrentIndex(self.model.index(row))
             self._explain_timer.start()
         else:
-            wanted = f"like {self._like.label}" if self._like else f"for “{response.query}”"
+            quoted = response.query if '"' in response.query else f"“{response.query}”"  # not “"a phrase"”
+            wanted = f"like {self._like.label}" if self._like else f"for {quoted}"
             wanted += " with these filters" if self.filter_bar.filters() else ""
             said = "".join(f"\n{line[0].upper()}{line[1:]}." for line in ([missing] if missing else []) + list(response.notes))
             filtered_out = NOTHING_PASSES in response.notes

@@ -290,6 +290,8 @@ class Searcher:
         if explain:
             results = self.explain(query, results, [e.best for e in shown])
         missing = () if df is None else tuple(term.word for stem, term in stems.items() if not df.get(stem, 0))
+        if df is not None:  # a quoted phrase whose words are all there but never in that order is missing too
+            missing += tuple(p for p in T.split_phrases(query)[0] if self._absent_phrase(p, df))
         language = self.facets.tokenizer if self.facets else None  # a word of the language is not a typo (0010)
         return SearchResponse(
             query=query, mode=mode, method=self.embedder.name if self.embedder else "", results=tuple(results),
@@ -298,6 +300,13 @@ class Searcher:
             missing=missing, found=max(found, len(results)), found_at_least=self._cut(mode, df, depth),
             did_you_mean=spelling.did_you_mean(self.store, query, missing, language) if missing else None,
         )
+
+    def _absent_phrase(self, phrase: str, df: dict[str, int]) -> bool:
+        """Whether no passage holds ``phrase`` as written, though each of its words is somewhere."""
+        if not all(df.get(t.stem, 0) for t in T.query_terms(phrase)):
+            return False  # its missing words are named already
+        match = T.fts_expression([phrase], [])
+        return match is not None and not self.store.bm25(match, 1)
 
     def _cut(self, mode: Mode, df: dict[str, int] | None, depth: int) -> bool:
         """Whether a ranking that ``mode`` shows may have stopped at its ``depth`` before every document that
