@@ -250,6 +250,11 @@ def test_keyboard_navigation_open_copy_clear(qtbot, window, corpus, opened):
     qtbot.keyClick(window.results, Qt.Key.Key_Slash)
     assert window.search_box.hasFocus() and window.search_box.text() == "water"
 
+    # choosing a mode from the keyboard hands the keys back to the search field, where Down moves the selection
+    window.mode_box.setFocus()
+    qtbot.keyClick(window.mode_box, Qt.Key.Key_Down)
+    assert window.search_box.hasFocus()
+
     qtbot.keyClick(window.search_box, Qt.Key.Key_Escape)
     assert window.search_box.text() == "" and window.model.rowCount() == 0
     qtbot.keyClick(window.search_box, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)  # no menu bar: Ctrl+Q quits

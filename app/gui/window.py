@@ -283,6 +283,8 @@ class MainWindow(QMainWindow):
         self.like_chip.clicked.connect(self.clear_search)
         self.results.verticalScrollBar().valueChanged.connect(self._on_scrolled)
         self.mode_box.currentIndexChanged.connect(self._on_mode_changed)
+        # a mode chosen, the keys go back to the search field: Up and Down then move through the results again
+        self.mode_box.activated.connect(lambda _: self.search_box.setFocus())
         self.results.selectionModel().currentChanged.connect(lambda cur, _: self.preview.show_result(cur.data(Role.RESULT)))
         self.results.doubleClicked.connect(lambda _: self.open_current(reveal=False))
         self.results.customContextMenuRequested.connect(self._context_menu)
