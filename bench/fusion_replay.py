@@ -104,6 +104,17 @@ def lexical_weight_by_strength(full_at: float, power: float) -> Rule:
     return rule
 
 
+def lexical_by_coverage(share_of_bound: float) -> Rule:
+    """BM25 / best, times min(1, BM25 / (share x bound))^0.5: a lexical match holding few of the query's key words
+    keeps less of its side's weight."""
+    def rule(c: Candidates) -> np.ndarray:
+        top = float(c.bm25.max())
+        lexical = c.bm25 / top if top > 0 else np.zeros_like(c.bm25)
+        held = np.minimum(1.0, c.bm25 / (share_of_bound * c.lexical_bound)) if c.lexical_bound > 0 else 0.0 * c.bm25
+        return rel.SEMANTIC_SHARE * min_max(c.meaning) + (1 - rel.SEMANTIC_SHARE) * lexical * np.sqrt(held)
+    return rule
+
+
 def z_scores(semantic_share: float) -> Rule:
     """Both sides as z-scores over the documents each found: a side whose best stands far above the rest weighs more
     for that query."""
@@ -119,6 +130,7 @@ RULES: tuple[tuple[str, Rule], ...] = (
     *((f"BM25 / max(best, {s:g} x bound)", lexical_by_bound(s)) for s in (0.5, 0.75, 1.0)),
     *((f"lexical weight 0.5 x min(1, best / ({f:g} x bound))^{p:g}", lexical_weight_by_strength(f, p))
       for f in (0.6, 0.8, 1.0) for p in (0.5, 1.0)),
+    *((f"BM25 / best x min(1, BM25 / ({s:g} x bound))^0.5", lexical_by_coverage(s)) for s in (0.25, 0.5, 0.75, 1.0)),
     *((f"z-scores of both sides, semantic share {s:g}", z_scores(s)) for s in (0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75)),
 )
 
