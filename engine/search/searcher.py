@@ -263,6 +263,12 @@ class Searcher:
         floor = rel.WEAK_SHARE * rel.bar(mode, small_folder=False)
         asked = _Query(mode, query_vectors, stems, idf, scale, answered, bar, floor)
         top = ranked[0] if ranked else None
+        if reference is not None and top is not None:
+            # each card reads what it reads without the filters: the first result without them sets the numbers
+            # (decision 0002, "Card score"), its word alignment weighed as the gate weighs it there
+            top = max([top, *_ranked_by(mode, reference)], key=lambda d: (d.fused, -d.doc_id))
+            if top.doc_id not in docs:
+                self._judged(query, {d.doc_id: d for d in reference}, mode, small, candidates)
         found = len(ranked) if include_weak else sum(d.evidence >= floor for d in ranked) if answered else 0
         ranked = ranked[: 3 * k + 10]
         if facet_rerank.enabled(rerank_facets):
@@ -468,7 +474,9 @@ class Searcher:
         for rank, d in enumerate(by_lex, 1):
             d.lex_rank = rank
         pool = _ranked_by(mode, list(docs.values()))
-        everything = list(docs.values())
+        # the reference's documents a filter leaves out are weighed too: the first of them may set the card scores
+        outside = [d for d in reference if d.doc_id not in docs] if reference is not None else []
+        everything = list(docs.values()) + outside
         evidence = scale.evidence(_cosines(everything), _bm25s(everything))
         for d, e in zip(everything, evidence.tolist()):
             d.evidence = e
@@ -477,9 +485,10 @@ class Searcher:
         # ranked by the document's meaning (its best sentence boilerplate-penalised), judged by the best cosine
         # itself (the scale knows no penalty)
         scales = _ranked_by(mode, reference) if reference is not None else pool
-        fused = rel.fuse(_semantic_scores(pool), _bm25s(pool), rel.semantic_share(mode),
+        weighed = pool + _ranked_by(mode, outside)
+        fused = rel.fuse(_semantic_scores(weighed), _bm25s(weighed), rel.semantic_share(mode),
                          (_semantic_scores(scales), _bm25s(scales)))
-        for d, f in zip(pool, fused.tolist()):
+        for d, f in zip(weighed, fused.tolist()):
             d.fused = f
         return sorted(pool, key=lambda d: (-d.fused, d.doc_id))
 
