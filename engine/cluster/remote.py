@@ -110,15 +110,20 @@ def _writer(shard: int, here: NodeAffinitySchedulingStrategy, folder: str, metho
     seen that run's driver die (seconds): waited for, up to WRITER_NAME_WAIT_S, then reported."""
     deadline = time.monotonic() + WRITER_NAME_WAIT_S
     while True:
-        try:
-            # ray.remote(**options) is typed as giving back the class itself, without the actor class's options()
-            return _Writer.options(  # type: ignore[attr-defined]
-                name=writer_name(shard), scheduling_strategy=here).remote(folder, method, config)
-        except ray.exceptions.ActorAlreadyExistsError as e:
-            if time.monotonic() > deadline:
-                raise QuireError(f"shard {shard} is being written by another run on this cluster (its writer "
-                                 f"{writer_name(shard)} is alive): wait for that run to end, then run again") from e
-            time.sleep(0.5)
+        taken: Exception | None = None
+        if writer_name(shard) not in ray.util.list_named_actors():
+            try:
+                # ray.remote(**options) is typed as giving back the class itself, without the actor class's options()
+                return _Writer.options(  # type: ignore[attr-defined]
+                    name=writer_name(shard), scheduling_strategy=here).remote(folder, method, config)
+            # taken meanwhile; Ray 2.60 checks a taken name by loading its actor's class, which fails with an
+            # AssertionError ("Expected str or bytes") while the job that made it is dead but not yet cleaned up
+            except (ray.exceptions.ActorAlreadyExistsError, AssertionError) as e:
+                taken = e
+        if time.monotonic() > deadline:
+            raise QuireError(f"shard {shard} is being written by another run on this cluster (its writer "
+                             f"{writer_name(shard)} is alive): wait for that run to end, then run again") from taken
+        time.sleep(0.5)
 
 
 def _get(refs: list[ray.ObjectRef]) -> list[Any]:
