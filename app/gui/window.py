@@ -356,6 +356,9 @@ class MainWindow(QMainWindow):
         if like is None:
             return self.controller.search(self._last_query, mode, include_weak=page.include_weak, k=page.k,
                                           within=within)
+        # "more like this" ranks by meaning unless words only were chosen, as `quire search --like` does: in hybrid
+        # mode a passage's everyday words ("near", "morning", "light") ranked Albedo above Agriculture for a garden note
+        mode = "semantic" if mode == "hybrid" else mode
         if like.ordinal is None:
             return self.controller.search_file(like.path, mode, include_weak=page.include_weak, k=page.k,
                                                within=within)
