@@ -133,3 +133,11 @@ def test_the_claim_is_freed_when_released(tmp_path, qtbot):
     again = single_instance.claim(tmp_path / "index")
     assert again is not None
     again.release()
+
+
+def test_an_index_beside_which_no_lock_can_be_made_still_gets_its_window(tmp_path, qtbot):
+    # a read-only place (here: under a file, where no folder can be made) must not keep the window from opening
+    (tmp_path / "a-file").write_text("not a folder\n", encoding="utf-8")
+    primary = single_instance.claim(tmp_path / "a-file" / "sub" / "index")
+    assert primary is not None
+    primary.release()

@@ -48,7 +48,7 @@ class Primary(QObject):
     # paths (folders and files) a later ``quire-app`` was started with; empty when it was started without any
     handed_over = Signal(list)
 
-    def __init__(self, index_dir: Path, lock: QLockFile) -> None:
+    def __init__(self, index_dir: Path, lock: QLockFile | None) -> None:
         super().__init__()
         self._lock = lock
         self._server = QLocalServer(self)
@@ -83,19 +83,27 @@ class Primary(QObject):
     def release(self) -> None:
         """Stop listening and free the lock (the window is closing)."""
         self._server.close()
-        self._lock.unlock()
+        if self._lock is not None:
+            self._lock.unlock()
 
 
 def claim(index_dir: Path) -> Primary | None:
     """This process's claim on ``index_dir``: a :class:`Primary` when no other window has the index open, None when
     one has (then :func:`hand_over` reaches it)."""
     path = lock_path(index_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
     lock = QLockFile(str(path))
     lock.setStaleLockTime(0)  # held for the window's lifetime: only a dead holder makes it stale
-    if not lock.tryLock(0):
-        return None
-    return Primary(index_dir, lock)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        locked = lock.tryLock(0)
+    except OSError as e:
+        locked, error = False, str(e)
+    else:
+        error = "" if locked or lock.error() == QLockFile.LockError.LockFailedError else lock.error().name
+    if error:  # a folder this user may not write (a read-only index): a window opens, unguarded, as before
+        log.warning("cannot lock %s (%s): a second window on this index will not be noticed", path, error)
+        return Primary(index_dir, None)
+    return Primary(index_dir, lock) if locked else None
 
 
 def hand_over(index_dir: Path, paths: list[str]) -> bool:
