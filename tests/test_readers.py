@@ -214,6 +214,18 @@ def test_text_blocks_are_paragraphs(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize(("first", "title"), [
+    ("The night train to Vienna leaves at 22:10. Tickets are sold at the counter.", "trains"),  # running text
+    ("Chapter 1. Introduction", "Chapter 1. Introduction"),  # a heading with a full stop inside
+    ("Plans for April.", "Plans for April."),
+])
+def test_a_first_line_of_sentences_is_no_title(tmp_path: Path, first: str, title: str) -> None:
+    # a new user's note was titled by its two sentences, which its card then showed again as the passage
+    path = tmp_path / "trains.txt"
+    path.write_text(f"{first}\n\nPlatform 4 is at the far end of the hall.\n", encoding="utf-8")
+    assert readers.read(path).title == title
+
+
 def test_long_first_line_is_no_title(tmp_path: Path) -> None:
     path = tmp_path / "essay.txt"
     path.write_text("word " * 40 + "\n\nMore.\n", encoding="utf-8")

@@ -21,6 +21,7 @@ from engine.errors import ReadError
 from engine.ingest.readers.base import Block, Document, Limits, register
 from engine.ingest.readers.clean import drop_modeline
 from engine.ingest.readers.guard import parser_errors
+from engine.text.sentences import split_spans
 
 if TYPE_CHECKING:
     from charset_normalizer import CharsetMatch
@@ -163,9 +164,12 @@ def paragraphs(text: str) -> list[str]:
 
 
 def short_title(line: str | None, path: Path) -> str:
-    """A line short enough to be a title, or the file's stem."""
+    """A line short enough to be a title and not running text, or the file's stem: a note that begins "The night
+    train to Vienna leaves at 22:10. Tickets are sold at the counter." was titled by its two sentences, which its
+    card then showed again as the passage."""
     line = (line or "").strip()
-    return line if 0 < len(line) <= _TITLE_MAX_CHARS else path.stem
+    running_text = line.endswith((".", "!", "?")) and len(split_spans(line)) > 1  # not "Chapter 1. Introduction"
+    return line if 0 < len(line) <= _TITLE_MAX_CHARS and not running_text else path.stem
 
 
 class TextReader:
