@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication
 from app.gui import settings as S
 from app.gui.controller import IndexState
 from app.gui.folders import FileReport, FoldersPanel
-from app.gui.results_model import Role, chips, highlight_html
+from app.gui.results_model import Chip, Role, chips, highlight_html
 from app.gui.settings import Option, Settings
 from app.gui.window import MainWindow
 from engine.search.results import Highlight
@@ -517,7 +517,10 @@ def test_a_chip_shows_only_when_it_carries_the_match():
     shown = chips(result)
     # "clinic" bridges the query's "doctor"; "zwingli" holds much of the passage; "sending" is too far from "texting"
     assert [c.label for c in shown] == ["clinic", "zwingli"]
-    assert shown[0].tooltip == "This passage is about: clinic, hospital, patients — matches your word 'doctor'"
+    assert shown[0].tooltip == "This passage is about: clinic, hospital, patients — near your word 'doctor'"
+    # a word the facet holds matches it; one close in meaning is only near it
+    assert Chip("river", ("river", "stream"), ("rivers", "brook")).described == (
+        "river, stream — matches your word 'rivers'; near your word 'brook'")
     assert shown[1].tooltip == "This passage is about: zwingli"
 
 
@@ -914,7 +917,7 @@ def test_a_chip_tooltip_says_what_the_facet_is_about_and_which_query_word_it_mat
     QApplication.sendEvent(view.viewport(), QHelpEvent(QEvent.Type.ToolTip, pos, view.viewport().mapToGlobal(pos)))
     qtbot.waitUntil(lambda: QToolTip.isVisible(), timeout=2_000)
     assert QToolTip.text() == chip.tooltip
-    assert chip.tooltip.startswith("This passage is about: ") and chip.tooltip.endswith("matches your word 'doctor'")
+    assert chip.tooltip.startswith("This passage is about: ") and chip.tooltip.endswith("your word 'doctor'")
     # the preview lists the same chips
     assert chip.described in window.preview.browser.toPlainText()
     elsewhere = QPoint(int(box.right()) + 200, pos.y() - 40)

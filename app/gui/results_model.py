@@ -50,16 +50,21 @@ class Chip:
 
     @property
     def described(self) -> str:
-        """"clinic, hospital, patients — matches your word 'doctor'"."""
+        """"clinic, hospital, patients — near your word 'doctor'": a query word the facet holds "matches" it, one only
+        close in meaning is "near" it (a new user read "parsley — matches your word 'basil'" as a false claim)."""
+        from engine.text.terms import stem  # loaded by now: chips come with an answer
+
         said = ", ".join(self.about)
-        if self.matches:
-            quoted = ", ".join(f"'{w}'" for w in self.matches)
-            said += f" — matches your word{'s' if len(self.matches) > 1 else ''} {quoted}"
-        return said
+        held = {stem(w) for w in self.about}
+        same = [w for w in self.matches if stem(w) in held]
+        near = [w for w in self.matches if stem(w) not in held]
+        parts = [f"{verb} your word{'s' if len(words) > 1 else ''} {', '.join(repr(w) for w in words)}"
+                 for verb, words in (("matches", same), ("near", near)) if words]
+        return f"{said} — {'; '.join(parts)}" if parts else said
 
     @property
     def tooltip(self) -> str:
-        """"This passage is about: clinic, hospital, patients — matches your word 'doctor'"."""
+        """"This passage is about: clinic, hospital, patients — near your word 'doctor'"."""
         return f"This passage is about: {self.described}"
 
 
