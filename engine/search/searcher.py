@@ -399,9 +399,8 @@ class Searcher:
         hits: dict[int, float] = {}  # every hit of the read
         near: dict[int, float] = {}  # the hits a search without filters reads, scored as it scores them
         for vector in vectors:
-            ids, sims = self.vectors.search(vector, depth)
-            order = np.argsort(-sims, kind="stable")
-            for rank, (sid, sim) in enumerate(zip(ids[order].tolist(), sims[order].tolist())):
+            ids, sims = self.vectors.search(vector, depth)  # best first
+            for rank, (sid, sim) in enumerate(zip(ids.tolist(), sims.tolist())):
                 # several query sentences: a sentence's score is the mean over them (missing = 0)
                 hits[sid] = hits.get(sid, 0.0) + sim / vectors.shape[0]
                 if rank < CANDIDATES:
