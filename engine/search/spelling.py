@@ -129,11 +129,13 @@ def correction(store: Store, word: str, language: WordTokenizer | None = None) -
     folded = T.fold(word)
     if len(folded) <= PREFIX or not folded.isalpha():
         return None
-    found = _closest(store, folded, [folded[:PREFIX]], language)
+    own = store.stems_from(folded[:PREFIX])
+    found = _closest(store, folded, own, language)
     if found is None or (language is not None and not _known(language, found)):
         # maybe a typo among the first letters: the prefixes one deletion, swap or doubled letter away too, where the
         # word's own found nothing or only a word of no language (a large index holds its own misspellings)
-        found = _closest(store, folded, [folded[:PREFIX], *_near_prefixes(folded)], language)
+        near = [entry for prefix in _near_prefixes(folded) for entry in store.stems_from(prefix)]
+        found = _closest(store, folded, own + near, language)
     if found is None:
         return None
     return found.capitalize() if word[:1].isupper() else found
@@ -150,15 +152,16 @@ def _near_prefixes(word: str) -> list[str]:
     return [p for p in dict.fromkeys(v[:PREFIX] for v in variants if len(v) >= PREFIX) if p != word[:PREFIX]]
 
 
-def _closest(store: Store, folded: str, prefixes: list[str], language: WordTokenizer | None) -> str | None:
-    """The indexed spelling closest to ``folded`` among the stems that start with any of ``prefixes``, within the
-    edits allowed; None when there is none."""
-    vocabulary_ = sorted({entry for prefix in prefixes for entry in store.stems_from(prefix)}, key=lambda e: e[0])
+def _closest(store: Store, folded: str, entries: list[tuple[str, int]], language: WordTokenizer | None) -> str | None:
+    """The indexed spelling closest to ``folded`` among the stems of ``entries`` ((stem, passages) pairs of the
+    vocabulary ranges read), within the edits allowed; None when there is none."""
+    vocabulary_ = sorted(set(entries), key=lambda e: e[0])
     stems = shortlist(folded, vocabulary_)
-    # every stem's completion as well, the commonest first: the shortlist fills with short stems that begin the word
-    # ("asa", "ass", "assi" for "asasination"), and in a large index "assassin" fell off it
-    commonest = [stem for stem, _ in sorted(vocabulary_, key=lambda e: -e[1])]
-    spellings = [*_completions(folded, stems), *_spellings(store, stems), *_completions(folded, commonest)]
+    # every other stem's completion as well, the commonest first: the shortlist fills with short stems that begin the
+    # word ("asa", "ass", "assi" for "asasination"), and in a large index "assassin" fell off it
+    listed = set(stems)
+    others = [stem for stem, _ in sorted(vocabulary_, key=lambda e: -e[1]) if stem not in listed]
+    spellings = [*_completions(folded, stems), *_spellings(store, stems), *_completions(folded, others)]
     if not spellings:
         return None
     distances = edit_distances(folded, [T.fold(w) for w in spellings])
