@@ -262,13 +262,15 @@ class Searcher:
         # anywhere (docs/decisions/0003-a-prior-for-small-folders.md)
         floor = rel.WEAK_SHARE * rel.bar(mode, small_folder=False)
         asked = _Query(mode, query_vectors, stems, idf, scale, answered, bar, floor)
-        top = ranked[0] if ranked else None
+        top, beside = (ranked[0] if ranked else None), judged  # the first result, and those the gate weighed with it
         if reference is not None and top is not None:
             # each card reads what it reads without the filters: the first result without them sets the numbers
-            # (decision 0002, "Card score"), its word alignment weighed as the gate weighs it there
+            # (decision 0002, "Card score"), its word alignment weighed where the gate weighs it there
             top = max([top, *_ranked_by(mode, reference)], key=lambda d: (d.fused, -d.doc_id))
-            if top.doc_id not in docs:
-                self._judged(query, {d.doc_id: d for d in reference}, mode, small, candidates)
+            beside = self._judged(query, {d.doc_id: d for d in reference}, mode, small, candidates)
+        # (what the gate weighed of the first result, its fused score): the scale of every card
+        card = None if top is None else (
+            rel.gated(top.evidence, top.alignment if any(d is top for d in beside) else None, mode), top.fused)
         found = len(ranked) if include_weak else sum(d.evidence >= floor for d in ranked) if answered else 0
         ranked = ranked[: 3 * k + 10]
         if facet_rerank.enabled(rerank_facets):
@@ -292,7 +294,7 @@ class Searcher:
                 break
         # most documents weighed here are weak and never shown: only the shown ones are made into results
         shown = picked[:k] if include_weak else [e for e in picked if not e.weak][:k]
-        results = _monotonic([self._result(e, asked, top) for e in shown])
+        results = _monotonic([self._result(e, asked, card) for e in shown])
         if explain:
             results = self.explain(query, results, [e.best for e in shown])
         missing = () if df is None else tuple(term.word for stem, term in stems.items() if not df.get(stem, 0))
@@ -590,9 +592,10 @@ class Searcher:
         weak = not asked.answered or doc.evidence < asked.floor
         return _Evidence(doc, record, best, similarity, matched, coverage, weak)
 
-    def _result(self, evidence: _Evidence, asked: _Query, top: _Doc | None) -> SearchResult:
+    def _result(self, evidence: _Evidence, asked: _Query, card: tuple[float, float] | None) -> SearchResult:
         """The result for one document (context left empty: :meth:`explain` adds it). Its score is the ranking's
-        fused score scaled so that the ranking's first document shows its relevance (0-100)."""
+        fused score scaled so that the ranking's first document shows its relevance (0-100); ``card``: that
+        document's evidence as the gate weighed it, and its fused score."""
         doc, record, best, similarity = evidence.doc, evidence.record, evidence.best, evidence.similarity
         percentile = self.calibration.percentile(similarity) if self.calibration and similarity is not None else None
         explanation = Explanation(
@@ -616,10 +619,9 @@ class Searcher:
             boilerplate=doc.boilerplate,
         )
         score = 0.0
-        if top is not None and top.fused > 0:
-            first = rel.gated(top.evidence, top.alignment, asked.mode)  # what the gate weighed of the first result
+        if card is not None and card[1] > 0:
             # at least 0: a filtered search's deeper documents may fall below the scales the fusion keeps (0011)
-            score = max(0.0, rel.relevance(first, asked.bar) * doc.fused / top.fused)
+            score = max(0.0, rel.relevance(card[0], asked.bar) * doc.fused / card[1])
         return SearchResult(
             path=record.path, title=record.title or "", score=round(float(score), 1),
             similarity=None if similarity is None else round(float(similarity), 4),
