@@ -47,8 +47,8 @@ def captured() -> Iterator[dict]:
     box: dict = {}
     fuse, scale = S.Searcher._fuse, S.Searcher._scale
 
-    def _fuse(self, docs, mode, scale_):  # type: ignore[no-untyped-def]
-        ranked = fuse(self, docs, mode, scale_)
+    def _fuse(self, docs, mode, scale_, reference=None):  # type: ignore[no-untyped-def]
+        ranked = fuse(self, docs, mode, scale_, reference)
         box["docs"], box["searcher"] = dict(docs), self
         return ranked
 
