@@ -37,11 +37,14 @@ def merge(query: str, mode: Mode, k: int, include_weak: bool, responses: Sequenc
     pool = [r for response in responses for r in response.results]
     cosines = np.array([r.explanation.contributions.get("semantic", math.nan) for r in pool], dtype=np.float64)
     bm25 = np.array([r.explanation.bm25 or 0.0 for r in pool], dtype=np.float64)
+    # what each shard's word side ranked by: its BM25, or in hybrid mode that counting related words
+    ranking_bm25 = np.array([r.explanation.contributions.get("words", r.explanation.bm25 or 0.0) for r in pool],
+                            dtype=np.float64)
     evidence = np.array([r.explanation.contributions["evidence"] for r in pool], dtype=np.float64)
     # what the gate weighed of each document: its evidence, and its word alignment where its shard weighed that
     gated = [rel.gated(r.explanation.contributions["evidence"], r.explanation.contributions.get("alignment"), mode)
              for r in pool]
-    fused = rel.fuse(cosines, bm25, rel.semantic_share(mode)).tolist() if pool else []
+    fused = rel.fuse(cosines, ranking_bm25, rel.semantic_share(mode)).tolist() if pool else []
     # ties by path: document ids differ between layouts, paths do not
     order = sorted(range(len(pool)), key=lambda i: (-fused[i], pool[i].path))
     bar = rel.bar(mode, small_folder=sentences < MIN_SENTENCES)

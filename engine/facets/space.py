@@ -118,14 +118,19 @@ class FacetSpace:
         """
         out = []
         for word, start, end in words(text):
-            folded = fold(word)
-            token_id = self.tokenizer.id_of(folded)
-            if token_id < FIRST_WORD_ID:
-                continue
-            read = self.word(token_id)
-            faithful = read == folded or len(read) >= FAITHFUL_PREFIX_SHARE * len(folded)
-            out.append(Token(token_id, word, start, end, faithful))
+            token_id, faithful = self.read_as(fold(word))
+            if token_id >= FIRST_WORD_ID:
+                out.append(Token(token_id, word, start, end, faithful))
         return out
+
+    def read_as(self, folded: str) -> tuple[int, bool]:
+        """The id the model reads a folded word as (below FIRST_WORD_ID: none), and whether that is the word itself
+        rather than a much shorter known prefix of it ("asasination" read as "asa"; decision 0018)."""
+        token_id = self.tokenizer.id_of(folded)
+        if token_id < FIRST_WORD_ID:
+            return token_id, False
+        read = self.word(token_id)
+        return token_id, read == folded or len(read) >= FAITHFUL_PREFIX_SHARE * len(folded)
 
     def labels(self, centres: np.ndarray, top: int = LABEL_WORDS) -> list[list[tuple[str, float]]]:
         """Nearest label words (word, cosine) of each centre row, best first: how the paper shows facets (Table 1).

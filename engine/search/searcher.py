@@ -23,7 +23,7 @@ from engine.embed.base import Embedder
 from engine.errors import QueryError
 from engine.facets import rerank as facet_rerank
 from engine.facets.space import FacetSpace
-from engine.search import alignment, meaning, spelling
+from engine.search import alignment, meaning, related, spelling
 from engine.search import relevance as rel
 from engine.search.annotate import annotate
 from engine.search.calibration import MIN_SENTENCES, Calibration
@@ -97,6 +97,9 @@ class _Doc:
     lex_passage: int | None = None
     lex_more: list[int] = field(default_factory=list)  # the document's next best passages (MORE_PASSAGES)
     lex_score: float = 0.0
+    # hybrid mode: the BM25 of its best passage counting the words related to the query's too (engine.search.related),
+    # which the word side ranks by; 0 in other modes and where no related word is in its passages
+    lex_related: float = 0.0
     sem_rank: int | None = None
     lex_rank: int | None = None
     fused: float = 0.0  # the ranking score: the two sides' normalised scores combined (engine.search.relevance)
@@ -362,7 +365,8 @@ class Searcher:
         in code that releases the GIL (hnswlib, numpy, SQLite), so a query takes about as long as the slower side.
         """
         docs: dict[int, _Doc] = {}
-        words = _word_ranker().submit(self._lexical, query, depth) if mode is not Mode.LEXICAL else None
+        expand = mode is Mode.HYBRID
+        words = _word_ranker().submit(self._lexical, query, depth, expand) if mode is not Mode.LEXICAL else None
         deeper: list[_Hit] = []
         try:
             query_vectors = self._semantic(query, docs, notes, depth, deeper) if mode is not Mode.LEXICAL else None
@@ -371,18 +375,21 @@ class Searcher:
             if words is not None:
                 wait([words])
             raise
-        stems, df, best, deeper_passages = words.result() if words is not None else self._lexical(query, depth)
-        for doc_id, passages in best.items():
+        found = words.result() if words is not None else self._lexical(query, depth, expand)
+        for doc_id, passages in found.near.items():
             _passages(_doc(docs, doc_id, unfiltered=True), passages)
         # what only a filtered search's deeper read found counts for the documents a search without filters does not
         # find; those it finds keep what it sees of them (docs/decisions/0011-filtered-search-depth.md)
         for hit in deeper:
             if hit.doc_id not in docs or not docs[hit.doc_id].unfiltered:
                 _add_hit(_doc(docs, hit.doc_id), hit)
-        for doc_id, passages in deeper_passages.items():
+        for doc_id, passages in found.deeper.items():
             if doc_id not in docs or not docs[doc_id].unfiltered:
                 _passages(_doc(docs, doc_id), passages)
-        return docs, query_vectors, stems, df
+        # related words rank the documents found, and find none of their own (engine.search.related)
+        for d in docs.values():
+            d.lex_related = (found.related_near if d.unfiltered else found.related_deeper).get(d.doc_id, 0.0)
+        return docs, query_vectors, found.stems, found.df
 
     def _semantic(self, query: str, docs: dict[int, _Doc], notes: list[str], depth: int, deeper: list[_Hit]
                   ) -> np.ndarray | None:
@@ -420,17 +427,25 @@ class Searcher:
                 deeper.append(hit)
         return vectors  # the best sentences' rows are read for the documents weighed (:meth:`_candidates`)
 
-    def _lexical(self, query: str, depth: int) -> tuple[dict[str, T.Term], dict[str, int], _Passages, _Passages]:
-        """The query's terms, their document frequencies, and each matching document's best passages by BM25 (passage
-        id, score; the best and up to MORE_PASSAGES more, best first): among the CANDIDATES best, which a search
-        without filters reads, and among the rest of the ``depth`` best."""
+    def _lexical(self, query: str, depth: int, expand: bool = False) -> _Words:
+        """The query's words ranked: among the CANDIDATES best passages, which a search without filters reads, and
+        among the rest of the ``depth`` best; with ``expand``, the documents' BM25 counting related words too."""
         phrases, words, stems = query_stems(query)
         ranked = sorted(self._bm25(phrases, words, depth), key=lambda r: (-r[2], r[0]))
-        near, deeper = _best_passages(ranked[:CANDIDATES]), _best_passages(ranked[CANDIDATES:])
         if self.collection is not None:
             known = self.collection.words.frequencies
-            return stems, {s: known[s] for s in stems if known.get(s)}, near, deeper
-        return stems, self.store.term_document_frequencies(list(stems)), near, deeper
+            df = {s: known[s] for s in stems if known.get(s)}
+        else:
+            df = self.store.term_document_frequencies(list(stems))
+        near, deeper = _best_passages(ranked[:CANDIDATES]), _best_passages(ranked[CANDIDATES:])
+        if not expand or self.facets is None or not words or not self.store.word_index_ready():
+            return _Words(stems, df, near, deeper, {}, {})
+        weights = related.related_words(self.facets, words, df)
+        also = sorted(self.store.word_bm25(list(weights), depth, None,
+                                           self.collection.words if self.collection else None,
+                                           weights=list(weights.values())), key=lambda r: (-r[2], r[0]))
+        return _Words(stems, df, near, deeper, _with_related(ranked[:CANDIDATES], also[:CANDIDATES]),
+                      _with_related(ranked, also))
 
     def _bm25(self, phrases: list[str], words: list[T.Term], depth: int) -> list[tuple[int, int, float]]:
         """The ``depth`` best passages by BM25 for the quoted ``phrases`` and other ``words`` of a query, OR-ed.
@@ -487,8 +502,8 @@ class Searcher:
         # itself (the scale knows no penalty)
         scales = _ranked_by(mode, reference) if reference is not None else pool
         weighed = pool + _ranked_by(mode, outside)
-        fused = rel.fuse(_semantic_scores(weighed), _bm25s(weighed), rel.semantic_share(mode),
-                         (_semantic_scores(scales), _bm25s(scales)))
+        fused = rel.fuse(_semantic_scores(weighed), _ranking_bm25s(weighed), rel.semantic_share(mode),
+                         (_semantic_scores(scales), _ranking_bm25s(scales)))
         for d, f in zip(weighed, fused.tolist()):
             d.fused = f
         return sorted(pool, key=lambda d: (-d.fused, d.doc_id))
@@ -611,11 +626,12 @@ class Searcher:
             lexical_rank=doc.lex_rank,
             fusion=(f"score fusion ({rel.SEMANTIC_SHARE:.0%} meaning, {1 - rel.SEMANTIC_SHARE:.0%} words)"
                     if asked.mode is Mode.HYBRID else asked.mode.value),
-            # "semantic": the document's score on the semantic side, which a collection's merge of its shards'
-            # rankings fuses again (engine.cluster.search)
+            # "semantic" and "words": the document's scores on the two sides, which a collection's merge of its
+            # shards' rankings fuses again (engine.cluster.search); "words" counts related words (hybrid mode)
             contributions={"fused": round(doc.fused, 6), "evidence": round(doc.evidence, 4),
                            **({} if doc.alignment is None else {"alignment": round(doc.alignment, 4)}),
-                           **({} if math.isnan(semantic := _semantic_score(doc)) else {"semantic": semantic})},
+                           **({} if math.isnan(semantic := _semantic_score(doc)) else {"semantic": semantic}),
+                           **({"words": float(_ranking_bm25s([doc])[0])} if doc.lex_related else {})},
             boilerplate=doc.boilerplate,
         )
         score = 0.0
@@ -717,6 +733,21 @@ class _Hit:
 _Passages = dict[int, list[tuple[int, float]]]
 
 
+@dataclass(frozen=True)
+class _Words:
+    """The word side of one query: its terms by stem, their document frequencies, each matching document's best
+    passages by BM25 (passage id, score; the best and up to MORE_PASSAGES more, best first) among the CANDIDATES a
+    search without filters reads (``near``) and deeper (``deeper``), and in hybrid mode each document's best BM25
+    counting related words too, read the same two ways."""
+
+    stems: dict[str, T.Term]
+    df: dict[str, int]
+    near: _Passages
+    deeper: _Passages
+    related_near: dict[int, float]
+    related_deeper: dict[int, float]
+
+
 def _doc(docs: dict[int, _Doc], doc_id: int, unfiltered: bool = False) -> _Doc:
     """The evidence gathered so far for ``doc_id``, new if none (``setdefault`` would build one per hit);
     ``unfiltered``: it is found by what a search without filters reads."""
@@ -768,6 +799,23 @@ def _semantic_scores(docs: Sequence[_Doc]) -> np.ndarray:
 def _bm25s(docs: Sequence[_Doc]) -> np.ndarray:
     """Each document's best BM25 (0: not found by its words)."""
     return np.array([d.lex_score if d.lex_passage is not None else 0.0 for d in docs])
+
+
+def _ranking_bm25s(docs: Sequence[_Doc]) -> np.ndarray:
+    """What the word side ranks each document by: its best BM25, or in hybrid mode that counting related words."""
+    return np.maximum(_bm25s(docs), [d.lex_related for d in docs])
+
+
+def _with_related(own: Sequence[tuple[int, int, float]], also: Sequence[tuple[int, int, float]]) -> dict[int, float]:
+    """Each document's best passage BM25 for the query's words and related words together, from the passages ranked
+    by each (passage id, document id, BM25); a passage ranked by one only counts 0 for the other."""
+    passages: dict[int, tuple[int, float]] = {}
+    for passage_id, doc_id, score in [*own, *also]:
+        passages[passage_id] = (doc_id, passages.get(passage_id, (doc_id, 0.0))[1] + score)
+    best: dict[int, float] = {}
+    for doc_id, score in passages.values():
+        best[doc_id] = max(best.get(doc_id, 0.0), score)
+    return best
 
 
 def _semantic_score(doc: _Doc) -> float:

@@ -97,6 +97,7 @@ class WordIndex:
     def scores(
         self, conn: sqlite3.Connection, version: Hashable, stems: Sequence[str], limit: int,
         added: tuple[np.ndarray, np.ndarray] | None = None, collection: WordStatistics | None = None,
+        weights: Sequence[float] | None = None,
     ) -> tuple[list[tuple[int, int, float]], dict[str, int]]:
         """The ``limit`` best passages for the words ``stems`` by BM25, as (passage id, document id, score), best
         first (ties by id), and the number of passages holding each stem (absent: none).
@@ -104,26 +105,27 @@ class WordIndex:
         ``added``: (passage ids, scores) to add before ranking, for quoted phrases that FTS5 scored; they come first
         in the sum, as phrases come first in the FTS5 query the searcher would otherwise send. ``collection``: the
         statistics to score with when this index is one shard of a collection (the numbers returned stay this
-        index's own).
+        index's own). ``weights``: each stem's BM25 term is multiplied by its weight (None: all 1, bm25()'s own).
         """
         snapshot, lists = self._lists(conn, version, stems)
         if collection is None:
             collection = WordStatistics(snapshot.passages, snapshot.total_length, {})
-        ids, weights = [], []
+        ids, terms = [], []
         if added is not None and added[0].size:
             ids.append(added[0])
-            weights.append(added[1])
+            terms.append(added[1])
         df: dict[str, int] = {}
-        for stem, (passages, counts) in zip(stems, lists):
+        for n, (stem, (passages, counts)) in enumerate(zip(stems, lists)):
             if not passages.size:
                 continue
             df[stem] = int(passages.size)
             ids.append(passages)
             hits = collection.frequencies.get(stem, passages.size)
-            weights.append(_bm25_terms(snapshot, collection, hits, passages, counts))
+            scores = _bm25_terms(snapshot, collection, hits, passages, counts)
+            terms.append(scores if weights is None else weights[n] * scores)
         if not ids:
             return [], df
-        matched, total = _sums(np.concatenate(ids), np.concatenate(weights))
+        matched, total = _sums(np.concatenate(ids), np.concatenate(terms))
         order = best_k(total, matched, limit)
         best = matched[order]
         owners = np.zeros(best.size, dtype=np.int64)
