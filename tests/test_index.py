@@ -16,6 +16,7 @@ import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from engine import Index, IndexConfig, Mode
+from engine.blas import one_blas_thread
 from engine.errors import ConfigError, IndexNotFoundError, MethodMismatchError
 from engine.ingest import readers
 from engine.ingest.extract import sentences_of
@@ -340,6 +341,41 @@ def test_an_indexing_run_holds_numpys_blas_to_one_thread(tmp_path, corpus):
     with threadpool_limits(limits=2, user_api="blas"), Index(tmp_path / "idx") as idx:
         idx.add([corpus], progress=lambda p: during.append(_blas_threads()))
         assert during and all(threads == {1} for threads in during)
+        assert _blas_threads() == {2}
+
+
+def test_a_query_ranks_on_one_blas_thread_and_explains_on_all(tmp_path, corpus, monkeypatch):
+    """Spinning BLAS workers doubled a ranking's CPU on the whole-corpus index (engine/blas.py); the explanations'
+    large label product keeps every thread."""
+    from engine.search import searcher
+
+    seen: dict[str, set[int]] = {}
+    fuse, annotate = searcher.Searcher._fuse, searcher.annotate
+
+    def fusing(*args, **kwargs):
+        seen["ranking"] = _blas_threads()
+        return fuse(*args, **kwargs)
+
+    def explaining(*args, **kwargs):
+        seen["explaining"] = _blas_threads()
+        return annotate(*args, **kwargs)
+
+    monkeypatch.setattr(searcher.Searcher, "_fuse", fusing)
+    monkeypatch.setattr(searcher, "annotate", explaining)
+    with threadpool_limits(limits=2, user_api="blas"), Index(tmp_path / "idx") as idx:
+        idx.add([corpus])
+        idx.search(RIGEL, k=5)
+        assert seen == {"ranking": {1}, "explaining": {2}} and _blas_threads() == {2}
+
+
+def test_a_query_that_ends_during_an_indexing_run_leaves_the_run_its_one_thread():
+    """The limit is the process's: the last holder out restores it, whoever came first."""
+    with threadpool_limits(limits=2, user_api="blas"):
+        query = one_blas_thread()
+        query.__enter__()
+        with one_blas_thread():  # an indexing run starts while the query ranks
+            query.__exit__(None, None, None)
+            assert _blas_threads() == {1}
         assert _blas_threads() == {2}
 
 

@@ -76,6 +76,15 @@ def test_weighted_words_score_their_share_of_bm25(tmp_path: Path) -> None:
         for p in plain:
             expected = 0.5 * alone["otter"].get(p, 0.0) + 0.25 * alone["heron"].get(p, 0.0)
             assert weighed[p] == pytest.approx(expected)
+        # the passages of some documents only, each scoring what it scores among all (the collection's IDF)
+        other = tuple(SentenceRecord(t, 0, len(t), None, i) for i, t in enumerate(["an otter", "a heron", "weir"]))
+        store.write_documents([NewDocument("/b", 1, 1.0, "/b", "b", "text", other, ((0, 0), (1, 1), (2, 2)))],
+                              np.ones((3, 4), np.float32), "m")
+        every = store.word_bm25(["otter", "heron"], 10)
+        b = store.document("/b").id
+        within = store.word_bm25(["otter", "heron"], 10, within=np.array([b]))
+        assert within == [row for row in every if row[1] == b] and len(within) == 2
+        assert store.word_bm25(["weir"], 10, within=np.array([b + 1])) == []
     finally:
         store.close()
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from engine.blas import one_blas_thread
 from engine.embed import context
 from engine.embed.base import Embedder
 from engine.errors import QueryError
@@ -231,73 +232,75 @@ class Searcher:
             raise QueryError("k must be at least 1")
         notes: list[str] = []
         depth = FILTERED_CANDIDATES if within else CANDIDATES
-        docs, query_vectors, stems, df = self._rank(query, mode, notes, depth)
-        for path in exclude:
-            record = self.store.document(path)
-            if record is not None:
-                docs.pop(record.id, None)
-        reference = None  # the documents whose scores set the fusion's scales: all of them without a filter
-        if within:
-            reference = [d for d in docs.values() if d.unfiltered]
-            allowed = self.store.matching_documents(within)
-            docs = {doc_id: doc for doc_id, doc in docs.items() if doc_id in allowed}
-            if not allowed:
-                notes.append(NOTHING_PASSES)
-        idf = self._idf(stems, df)
-        # stop words alone make no lexical case: in every passage, "the" held its query's every key word
-        # (docs/decisions/0017-stop-words-alone.md); a quoted phrase of them does
-        stop_words = T.stop_words_only(query)
-        if stop_words:
-            notes.append(_stop_words_note(stop_words, query))
-        scale = self._scale(query_vectors, {} if stop_words else idf)
-        if reference is None:
-            self._weigh_meaning(docs, mode, query_vectors)
-        else:  # apart: a document's share of the sentences scored depends on how many documents are weighed with it
-            self._weigh_meaning({d.doc_id: d for d in reference}, mode, query_vectors)
-            self._weigh_meaning({i: d for i, d in docs.items() if not d.unfiltered}, mode, query_vectors)
-        ranked = self._fuse(docs, mode, scale, reference)
-        small = self._sentences() < MIN_SENTENCES
-        bar = rel.bar(mode, small_folder=small)
-        candidates: dict[int, list[SentenceRow]] = {}
-        judged = self._judged(query, docs, mode, small, candidates)
-        answered = any(rel.gated(d.evidence, d.alignment, mode) >= bar for d in judged)
-        # a small folder's lower bar is for its best document, the best of few chances; the others are weighed as
-        # anywhere (docs/decisions/0003-a-prior-for-small-folders.md)
-        floor = rel.WEAK_SHARE * rel.bar(mode, small_folder=False)
-        asked = _Query(mode, query_vectors, stems, idf, scale, answered, bar, floor)
-        top, beside = (ranked[0] if ranked else None), judged  # the first result, and those the gate weighed with it
-        if reference is not None and top is not None:
-            # each card reads what it reads without the filters: the first result without them sets the numbers
-            # (decision 0002, "Card score"), its word alignment weighed where the gate weighs it there
-            top = max([top, *_ranked_by(mode, reference)], key=lambda d: (d.fused, -d.doc_id))
-            beside = self._judged(query, {d.doc_id: d for d in reference}, mode, small, candidates)
-        # (what the gate weighed of the first result, its fused score): the scale of every card
-        card = None if top is None else (
-            rel.gated(top.evidence, top.alignment if any(d is top for d in beside) else None, mode), top.fused)
-        found = len(ranked) if include_weak else sum(d.evidence >= floor for d in ranked) if answered else 0
-        ranked = ranked[: 3 * k + 10]
-        if facet_rerank.enabled(rerank_facets):
-            candidates.update(self._candidates([d for d in ranked if d.doc_id not in candidates]))
-            order = facet_rerank.rerank(self.store, query, [candidates[d.doc_id] for d in ranked], self.facets)
-            ranked = [ranked[i] for i in order]
-        picked: list[_Evidence] = []
-        seen_hashes: dict[str | None, _Evidence] = {}
-        strong = 0
-        # lazily: the next part of the ranking is weighed only if the ones before did not give k results
-        weighed = (e for part in _rounds(ranked, k) for e in self._weigh(part, asked, candidates))
-        for evidence in weighed:
-            record = evidence.record
-            if record.hash in seen_hashes:
-                seen_hashes[record.hash].duplicates.append(record.path)
-                continue
-            seen_hashes[record.hash] = evidence
-            picked.append(evidence)
-            strong += not evidence.weak
-            if len(picked) >= k and not include_weak and strong >= k:
-                break
-        # most documents weighed here are weak and never shown: only the shown ones are made into results
-        shown = picked[:k] if include_weak else [e for e in picked if not e.weak][:k]
-        results = _monotonic([self._result(e, asked, card) for e in shown])
+        # the ranking's products are small: on one BLAS thread (engine/blas.py); explanations keep every thread
+        with one_blas_thread():
+            docs, query_vectors, stems, df = self._rank(query, mode, notes, depth)
+            for path in exclude:
+                record = self.store.document(path)
+                if record is not None:
+                    docs.pop(record.id, None)
+            reference = None  # the documents whose scores set the fusion's scales: all of them without a filter
+            if within:
+                reference = [d for d in docs.values() if d.unfiltered]
+                allowed = self.store.matching_documents(within)
+                docs = {doc_id: doc for doc_id, doc in docs.items() if doc_id in allowed}
+                if not allowed:
+                    notes.append(NOTHING_PASSES)
+            idf = self._idf(stems, df)
+            # stop words alone make no lexical case: in every passage, "the" held its query's every key word
+            # (docs/decisions/0017-stop-words-alone.md); a quoted phrase of them does
+            stop_words = T.stop_words_only(query)
+            if stop_words:
+                notes.append(_stop_words_note(stop_words, query))
+            scale = self._scale(query_vectors, {} if stop_words else idf)
+            if reference is None:
+                self._weigh_meaning(docs, mode, query_vectors)
+            else:  # apart: a document's share of the sentences scored depends on how many documents are weighed with it
+                self._weigh_meaning({d.doc_id: d for d in reference}, mode, query_vectors)
+                self._weigh_meaning({i: d for i, d in docs.items() if not d.unfiltered}, mode, query_vectors)
+            ranked = self._fuse(docs, mode, scale, reference)
+            small = self._sentences() < MIN_SENTENCES
+            bar = rel.bar(mode, small_folder=small)
+            candidates: dict[int, list[SentenceRow]] = {}
+            judged = self._judged(query, docs, mode, small, candidates)
+            answered = any(rel.gated(d.evidence, d.alignment, mode) >= bar for d in judged)
+            # a small folder's lower bar is for its best document, the best of few chances; the others are weighed as
+            # anywhere (docs/decisions/0003-a-prior-for-small-folders.md)
+            floor = rel.WEAK_SHARE * rel.bar(mode, small_folder=False)
+            asked = _Query(mode, query_vectors, stems, idf, scale, answered, bar, floor)
+            top, beside = (ranked[0] if ranked else None), judged  # the first result, and those the gate weighed with it
+            if reference is not None and top is not None:
+                # each card reads what it reads without the filters: the first result without them sets the numbers
+                # (decision 0002, "Card score"), its word alignment weighed where the gate weighs it there
+                top = max([top, *_ranked_by(mode, reference)], key=lambda d: (d.fused, -d.doc_id))
+                beside = self._judged(query, {d.doc_id: d for d in reference}, mode, small, candidates)
+            # (what the gate weighed of the first result, its fused score): the scale of every card
+            card = None if top is None else (
+                rel.gated(top.evidence, top.alignment if any(d is top for d in beside) else None, mode), top.fused)
+            found = len(ranked) if include_weak else sum(d.evidence >= floor for d in ranked) if answered else 0
+            ranked = ranked[: 3 * k + 10]
+            if facet_rerank.enabled(rerank_facets):
+                candidates.update(self._candidates([d for d in ranked if d.doc_id not in candidates]))
+                order = facet_rerank.rerank(self.store, query, [candidates[d.doc_id] for d in ranked], self.facets)
+                ranked = [ranked[i] for i in order]
+            picked: list[_Evidence] = []
+            seen_hashes: dict[str | None, _Evidence] = {}
+            strong = 0
+            # lazily: the next part of the ranking is weighed only if the ones before did not give k results
+            weighed = (e for part in _rounds(ranked, k) for e in self._weigh(part, asked, candidates))
+            for evidence in weighed:
+                record = evidence.record
+                if record.hash in seen_hashes:
+                    seen_hashes[record.hash].duplicates.append(record.path)
+                    continue
+                seen_hashes[record.hash] = evidence
+                picked.append(evidence)
+                strong += not evidence.weak
+                if len(picked) >= k and not include_weak and strong >= k:
+                    break
+            # most documents weighed here are weak and never shown: only the shown ones are made into results
+            shown = picked[:k] if include_weak else [e for e in picked if not e.weak][:k]
+            results = _monotonic([self._result(e, asked, card) for e in shown])
         if explain:
             results = self.explain(query, results, [e.best for e in shown])
         missing = () if df is None else tuple(term.word for stem, term in stems.items() if not df.get(stem, 0))
@@ -386,9 +389,8 @@ class Searcher:
         for doc_id, passages in found.deeper.items():
             if doc_id not in docs or not docs[doc_id].unfiltered:
                 _passages(_doc(docs, doc_id), passages)
-        # related words rank the documents found, and find none of their own (engine.search.related)
-        for d in docs.values():
-            d.lex_related = (found.related_near if d.unfiltered else found.related_deeper).get(d.doc_id, 0.0)
+        if found.related:
+            self._weigh_related(docs, found)
         return docs, query_vectors, found.stems, found.df
 
     def _semantic(self, query: str, docs: dict[int, _Doc], notes: list[str], depth: int, deeper: list[_Hit]
@@ -438,14 +440,32 @@ class Searcher:
         else:
             df = self.store.term_document_frequencies(list(stems))
         near, deeper = _best_passages(ranked[:CANDIDATES]), _best_passages(ranked[CANDIDATES:])
-        if not expand or self.facets is None or not words or not self.store.word_index_ready():
-            return _Words(stems, df, near, deeper, {}, {})
-        weights = related.related_words(self.facets, words, df)
-        also = sorted(self.store.word_bm25(list(weights), depth, None,
-                                           self.collection.words if self.collection else None,
-                                           weights=list(weights.values())), key=lambda r: (-r[2], r[0]))
-        return _Words(stems, df, near, deeper, _with_related(ranked[:CANDIDATES], also[:CANDIDATES]),
-                      _with_related(ranked, also))
+        space = self.facets if expand and words and self.store.word_index_ready() else None
+        return _Words(stems, df, near, deeper, ranked, related.related_words(space, words, df) if space else {})
+
+    def _weigh_related(self, docs: dict[int, _Doc], found: _Words) -> None:
+        """Set each document's BM25 counting the words related to the query's (engine.search.related): its best
+        passage's, each passage scoring for the query's words what the ranking of them read (those a search without
+        filters reads, for the documents it finds: decision 0011) and for the related words what it holds. Only the
+        documents found are scored: related words rank them, and find none of their own."""
+        within = np.fromiter(docs, dtype=np.int64, count=len(docs))
+        scored = self.store.word_bm25(list(found.related), within.size * 1_000, None,
+                                      self.collection.words if self.collection else None,
+                                      weights=list(found.related.values()), within=within)
+        if not scored:
+            return
+        passage_ids, doc_ids, scores = (np.array(column) for column in zip(*scored))
+        # a passage that holds none of the query's words: its related words alone (the best per document first)
+        order = np.lexsort((-scores, doc_ids))
+        first = order[np.r_[True, doc_ids[order][1:] != doc_ids[order][:-1]]]
+        for doc_id, score in zip(doc_ids[first].tolist(), scores[first].tolist()):
+            docs[doc_id].lex_related = score
+        # a passage that holds some: both, where the ranking of the query's words read it
+        related_of = dict(zip(passage_ids.tolist(), scores.tolist()))
+        for i, (passage_id, doc_id, own) in enumerate(found.ranked):
+            d = docs.get(doc_id)
+            if d is not None and passage_id in related_of and (i < CANDIDATES or not d.unfiltered):
+                d.lex_related = max(d.lex_related, own + related_of[passage_id])
 
     def _bm25(self, phrases: list[str], words: list[T.Term], depth: int) -> list[tuple[int, int, float]]:
         """The ``depth`` best passages by BM25 for the quoted ``phrases`` and other ``words`` of a query, OR-ed.
@@ -737,15 +757,15 @@ _Passages = dict[int, list[tuple[int, float]]]
 class _Words:
     """The word side of one query: its terms by stem, their document frequencies, each matching document's best
     passages by BM25 (passage id, score; the best and up to MORE_PASSAGES more, best first) among the CANDIDATES a
-    search without filters reads (``near``) and deeper (``deeper``), and in hybrid mode each document's best BM25
-    counting related words too, read the same two ways."""
+    search without filters reads (``near``) and deeper (``deeper``), every passage ranked (passage id, document id,
+    BM25; best first), and in hybrid mode the stems of the words related to the query's with their weights."""
 
     stems: dict[str, T.Term]
     df: dict[str, int]
     near: _Passages
     deeper: _Passages
-    related_near: dict[int, float]
-    related_deeper: dict[int, float]
+    ranked: list[tuple[int, int, float]]
+    related: dict[str, float]
 
 
 def _doc(docs: dict[int, _Doc], doc_id: int, unfiltered: bool = False) -> _Doc:
@@ -806,16 +826,6 @@ def _ranking_bm25s(docs: Sequence[_Doc]) -> np.ndarray:
     return np.maximum(_bm25s(docs), [d.lex_related for d in docs])
 
 
-def _with_related(own: Sequence[tuple[int, int, float]], also: Sequence[tuple[int, int, float]]) -> dict[int, float]:
-    """Each document's best passage BM25 for the query's words and related words together, from the passages ranked
-    by each (passage id, document id, BM25); a passage ranked by one only counts 0 for the other."""
-    passages: dict[int, tuple[int, float]] = {}
-    for passage_id, doc_id, score in [*own, *also]:
-        passages[passage_id] = (doc_id, passages.get(passage_id, (doc_id, 0.0))[1] + score)
-    best: dict[int, float] = {}
-    for doc_id, score in passages.values():
-        best[doc_id] = max(best.get(doc_id, 0.0), score)
-    return best
 
 
 def _semantic_score(doc: _Doc) -> float:

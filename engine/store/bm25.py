@@ -97,7 +97,7 @@ class WordIndex:
     def scores(
         self, conn: sqlite3.Connection, version: Hashable, stems: Sequence[str], limit: int,
         added: tuple[np.ndarray, np.ndarray] | None = None, collection: WordStatistics | None = None,
-        weights: Sequence[float] | None = None,
+        weights: Sequence[float] | None = None, within: np.ndarray | None = None,
     ) -> tuple[list[tuple[int, int, float]], dict[str, int]]:
         """The ``limit`` best passages for the words ``stems`` by BM25, as (passage id, document id, score), best
         first (ties by id), and the number of passages holding each stem (absent: none).
@@ -106,11 +106,13 @@ class WordIndex:
         in the sum, as phrases come first in the FTS5 query the searcher would otherwise send. ``collection``: the
         statistics to score with when this index is one shard of a collection (the numbers returned stay this
         index's own). ``weights``: each stem's BM25 term is multiplied by its weight (None: all 1, bm25()'s own).
+        ``within``: document ids; only their passages are scored (each word's IDF is still the collection's).
         """
         snapshot, lists = self._lists(conn, version, stems)
         if collection is None:
             collection = WordStatistics(snapshot.passages, snapshot.total_length, {})
         ids, terms = [], []
+        documents = None if within is None else _document_mask(within)
         if added is not None and added[0].size:
             ids.append(added[0])
             terms.append(added[1])
@@ -119,8 +121,12 @@ class WordIndex:
             if not passages.size:
                 continue
             df[stem] = int(passages.size)
-            ids.append(passages)
             hits = collection.frequencies.get(stem, passages.size)
+            if documents is not None:
+                passages, counts = _of_documents(snapshot, documents, passages, counts)
+                if not passages.size:
+                    continue
+            ids.append(passages)
             scores = _bm25_terms(snapshot, collection, hits, passages, counts)
             terms.append(scores if weights is None else weights[n] * scores)
         if not ids:
@@ -233,6 +239,21 @@ def _fetch(conn: sqlite3.Connection, snapshot: _Snapshot,
         alive = snapshot.live[ids_]
         out.append((ids_[alive], tfs_[alive]))
     return out
+
+
+def _of_documents(snapshot: _Snapshot, documents: np.ndarray, passages: np.ndarray,
+                  counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The postings of ``passages`` (with their ``counts``) that belong to ``documents``, a mask over document ids."""
+    owners = snapshot.owner[passages]
+    keep = documents[np.minimum(owners, documents.size - 1)] & (owners < documents.size)
+    return passages[keep], counts[keep]
+
+
+def _document_mask(documents: np.ndarray) -> np.ndarray:
+    """A mask over document ids, true at ``documents``."""
+    mask = np.zeros(int(documents.max(initial=0)) + 1, dtype=bool)
+    mask[documents] = True
+    return mask
 
 
 def _sums(ids: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -407,15 +407,17 @@ class Store:
         return self.get_meta(postings.BACKFILL_META) is None
 
     def word_bm25(self, stems: Sequence[str], limit: int, added: tuple[np.ndarray, np.ndarray] | None = None,
-                  collection: WordStatistics | None = None, weights: Sequence[float] | None = None
-                  ) -> list[tuple[int, int, float]]:
+                  collection: WordStatistics | None = None, weights: Sequence[float] | None = None,
+                  within: np.ndarray | None = None) -> list[tuple[int, int, float]]:
         """(passage id, document id, BM25 score) of the ``limit`` best passages for words ``stems`` (as the index
         stores them), best first, from the word index: the scores FTS5's bm25() gives for the same words OR-ed.
         ``added``: (passage ids, scores) of quoted phrases that FTS5 scored, added first. The words' document
         frequencies are kept for :meth:`term_document_frequencies`. ``collection``: the statistics to score with, for
         a shard of a collection (:meth:`word_statistics` summed over the shards). ``weights``: each stem's term is
-        multiplied by its weight (words related to the query's, engine.search.related)."""
-        rows, df = self._words.scores(self.db.conn, self._counts.version(), stems, limit, added, collection, weights)
+        multiplied by its weight (words related to the query's, engine.search.related). ``within``: document ids,
+        whose passages alone are scored."""
+        rows, df = self._words.scores(self.db.conn, self._counts.version(), stems, limit, added, collection, weights,
+                                      within)
         self._counts.current().update({"term:" + s: df.get(s, 0) for s in stems})
         return rows
 
