@@ -36,6 +36,7 @@ from engine.indexing.run import FileIssue, IndexingRun, Progress, ProgressCallba
 from engine.ingest.extract import sentence_hash
 from engine.ingest.pool import Extractor, extract_all
 from engine.locations import default_index_dir
+from engine.search import related
 from engine.search.calibration import Calibration, calibrate, prior
 from engine.search.like import LikeQuery, LikeSource, like_query
 from engine.search.results import Mode, SearchResponse, SearchResult
@@ -426,10 +427,15 @@ class Index:
         )
 
     @_reports_damage
-    def statistics(self, query: str) -> CollectionStatistics:
-        """What this index adds to a collection's statistics for ``query`` (:class:`CollectionStatistics`)."""
+    def statistics(self, query: str, mode: Mode | str = Mode.HYBRID) -> CollectionStatistics:
+        """What this index adds to a collection's statistics for ``query`` searched in ``mode``
+        (:class:`CollectionStatistics`): its words', and in hybrid mode those of the words related to any of them
+        (which of them are key words is known once the shards' counts are summed: engine.search.related)."""
         _check_text(query)
-        words = self.store.word_statistics(list(query_stems(query)[2]))
+        _, terms, stems = query_stems(query)
+        space = load_space() if Mode(mode) is Mode.HYBRID and terms else None
+        near = related.related_words(space, terms, {}, key_words=len(terms)) if space is not None else {}
+        words = self.store.word_statistics([*stems, *(s for s in near if s not in stems)])
         return CollectionStatistics(words, self.store.indexed_count(), self.store.sentence_count())
 
     @_reports_damage

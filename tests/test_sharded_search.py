@@ -54,6 +54,23 @@ def test_a_passage_scores_in_its_shard_what_it_scores_in_one_index(built: tuple[
             assert [r.explanation.bm25 for r in b] == pytest.approx([r.explanation.bm25 for r in a], rel=1e-12)
 
 
+def test_related_words_score_in_a_shard_what_they_score_in_one_index(built: tuple[Path, Path, Path]) -> None:
+    """Hybrid mode counts the words related to the query's (engine.search.related) by the collection's statistics
+    too: the shards ask for those of every query word, since which are key words is known once their counts are
+    summed."""
+    _, one, four = built
+    with Index(one, create=False) as single, Collection(four) as sharded:
+        compared = 0
+        for query in ("river city population", "church bishop", "linguistics Russian verb"):
+            a = {r.path: r.explanation.contributions for r in single.search(query, include_weak=True).results}
+            b = {r.path: r.explanation.contributions for r in sharded.search(query, include_weak=True).results}
+            for path in a.keys() & b.keys():
+                if "words" in a[path] or "words" in b[path]:
+                    assert b[path]["words"] == pytest.approx(a[path]["words"], rel=1e-12)
+                    compared += 1
+        assert compared >= 5
+
+
 def test_a_shard_holds_the_documents_its_paths_route_to(built: tuple[Path, Path, Path]) -> None:
     from engine.cluster.routing import shard_of
 

@@ -104,7 +104,7 @@ class Collection:
                                       f"{method}; search without --method")
         if rerank_facets:
             raise QueryError("re-ranking by facets is not available on a sharded collection; search without it")
-        collection = replace(CollectionStatistics.merged(self._each("statistics", query)),
+        collection = replace(CollectionStatistics.merged(self._each("statistics", query, mode=mode)),
                              calibration=self.calibration)
         responses = self._each("search", query, k=shard_depth(k), mode=mode, include_weak=True, explain=False,
                                rerank_facets=False, exclude=exclude, within=within, collection=collection)
