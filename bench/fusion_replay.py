@@ -15,7 +15,6 @@ bench/answerability.py and bench/run.py measure them. Writes bench/results/fusio
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import sys
 from collections.abc import Callable
@@ -25,6 +24,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+
+from gate_features import load_dumps
 
 from engine.eval import harness
 from engine.eval.datasets import RETRIEVAL_COLLECTIONS
@@ -55,8 +56,9 @@ def _column(rows: list[list], i: int, missing: float) -> np.ndarray:
 def candidates(q: dict) -> Candidates:
     """A query's candidates from its dump row (gate_features.dump_query's column order)."""
     rows = q["docs"]
-    return Candidates([r[0] for r in rows], _column(rows, 6, np.nan), _column(rows, 3, 0.0), _column(rows, 4, 0.0),
-                      _column(rows, 5, np.nan), q["scale"]["lexical_bound"])
+    ranked_by = 7 if rows and len(rows[0]) > 7 else 3  # the BM25 the word side ranked by (related words counted)
+    return Candidates([r[0] for r in rows], _column(rows, 6, np.nan), _column(rows, ranked_by, 0.0),
+                      _column(rows, 4, 0.0), _column(rows, 5, np.nan), q["scale"]["lexical_bound"])
 
 
 def min_max(meaning: np.ndarray) -> np.ndarray:
@@ -180,13 +182,7 @@ def main() -> None:
                         help="the folder bench/gate_features.py wrote its dumps to")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
-    dumps = {}
-    for name in ("answerability-dev", *RETRIEVAL_COLLECTIONS):
-        path = args.work / f"{name}.json.gz"
-        if not path.is_file():
-            raise SystemExit(f"{path} not found: run bench/gate_features.py first")
-        with gzip.open(path, "rt", encoding="utf-8") as handle:
-            dumps[name] = json.load(handle)
+    dumps = load_dumps(args.work)
     if not reproduces_the_product(dumps):
         raise SystemExit("the dumps were not fused as this checkout fuses: run bench/gate_features.py again")
     print("| rule | STS-B dev shown@10 / top-1 / ungated@10 | " + " | ".join(RETRIEVAL_COLLECTIONS)

@@ -3,9 +3,10 @@
 The answerability collection (STS-B, ``engine/eval/answerability.py``) and the five classic retrieval collections are
 indexed through the product (`quire index`, ``engine/eval/product.py``); every query is then searched in-process through
 ``Index.search`` (hybrid, weak results cut, no explanations), as a user gets it, with the searcher's candidates and the
-query's relevance scale captured on the way: each candidate document's best cosine, BM25, evidence and fused score,
-the query's words and their IDF, and the text of the sentences the highest-evidence documents could be shown by. The
-product's own answer (which documents were shown) is kept beside them, so that a replay can check it reproduces it.
+query's relevance scale captured on the way: each candidate document's best cosine, BM25, evidence, fused score and
+the BM25 its word side ranked it by (related words counted), the query's words and their IDF, and the text of the
+sentences the highest-evidence documents could be shown by. The product's own answer (which documents were shown) is
+kept beside them, so that a replay can check it reproduces it.
 
     nice -n 10 python bench/gate_features.py [--split dev] [--collections cranfield,npl] [--work DIR]
 
@@ -86,7 +87,8 @@ def dump_query(index: Index, box: dict, text: str, depth: int, bench_id: dict[in
         rows.append([bench_id[d.doc_id], _number(d.sem_cosine) if d.sem_sentence is not None else None,
                      _number(d.sem_score) if d.sem_sentence is not None else None,
                      _number(d.lex_score) if d.lex_passage is not None else 0.0,
-                     _number(d.evidence), _number(d.fused), _number(S._semantic_score(d))])
+                     _number(d.evidence), _number(d.fused), _number(S._semantic_score(d)),
+                     _number(float(S._ranking_bm25s([d])[0]))])
     # candidate sentences of the documents with most evidence: the semantic best first, then the best passages'
     top = sorted(docs.values(), key=lambda d: -d.evidence)[:TEXT_DOCS]
     sem_rows = store.sentences_by_id([d.sem_sentence for d in top if d.sem_sentence is not None])
@@ -134,6 +136,19 @@ def dump(collection: Collection, kind: dict[str, str], right: dict[str, dict[str
         json.dump(out, handle)
     log.info("wrote %s (%d queries, %.0f s)", path, len(kind), time.perf_counter() - started)
     return path
+
+
+def load_dumps(work: Path, split: str = "dev") -> dict[str, dict]:
+    """What :func:`dump` wrote under ``work`` for the answerability collection of STS-B ``split`` and the five classic
+    collections, by collection name; exits with a message when one is missing."""
+    dumps = {}
+    for name in (f"answerability-{split}", *RETRIEVAL_COLLECTIONS):
+        path = work / f"{name}.json.gz"
+        if not path.is_file():
+            raise SystemExit(f"{path} not found: run bench/gate_features.py --split {split} first")
+        with gzip.open(path, "rt", encoding="utf-8") as handle:
+            dumps[name] = json.load(handle)
+    return dumps
 
 
 def main() -> None:

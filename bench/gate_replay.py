@@ -32,7 +32,6 @@ on the test split only the fixed rules (nothing is tuned there). Writes bench/re
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import math
 import sys
@@ -43,8 +42,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
+from gate_features import load_dumps
+
 from engine.eval import harness
-from engine.eval.datasets import RETRIEVAL_COLLECTIONS
 from engine.eval.metrics import ndcg_at
 from engine.eval.report import stamp
 from engine.facets.service import load_space
@@ -278,12 +278,8 @@ def main() -> None:
     if space is None:
         raise SystemExit("the static model is missing: the alignment features need its word vectors")
     queries: list[Query] = []
-    for name in (f"answerability-{args.split}", *RETRIEVAL_COLLECTIONS):
-        path = args.work / f"{name}.json.gz"
-        if not path.is_file():
-            raise SystemExit(f"{path} not found: run bench/gate_features.py --split {args.split} first")
-        with gzip.open(path, "rt", encoding="utf-8") as handle:
-            queries += features(space, name, json.load(handle))
+    for name, dump in load_dumps(args.work, args.split).items():
+        queries += features(space, name, dump)
     for q in queries:
         q.query["breadth"] = math.log2(1.0 + q.query["breadth"])
     header = ("| rule | constants | answerable shown | off-topic nothing | classic worst nothing | classic nDCG@10 | "

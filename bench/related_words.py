@@ -14,7 +14,6 @@ bench/answerability.py and bench/run.py measure them. Writes bench/results/relat
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import sys
 from pathlib import Path
@@ -22,6 +21,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+
+from gate_features import load_dumps
 
 from engine import Index
 from engine.eval import answerability as ans
@@ -88,14 +89,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     data = args.data or harness.default_data_dir()
-    dumps, ids = {}, {}
-    for name in ("answerability-dev", *RETRIEVAL_COLLECTIONS):
-        path = args.work / f"{name}.json.gz"
-        if not path.is_file():
-            raise SystemExit(f"{path} not found: run bench/gate_features.py first")
-        with gzip.open(path, "rt", encoding="utf-8") as handle:
-            dumps[name] = json.load(handle)
-        ids[name] = document_ids(name, data)
+    dumps = load_dumps(args.work)
+    ids = {name: document_ids(name, data) for name in dumps}
     print("| similarity / per word / weight | STS-B dev shown@10 / top-1 / off-topic nothing | "
           + " | ".join(RETRIEVAL_COLLECTIONS) + " | classic mean |\n|---|---|" + "---|" * (len(RETRIEVAL_COLLECTIONS) + 1))
     result: dict = {"stamp": stamp(harness.REPO), "settings": []}

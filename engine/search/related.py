@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import numpy as np
-
 from engine.facets.space import FacetSpace
 from engine.search.relevance import KEY_WORDS
 from engine.text import terms as T
@@ -29,6 +27,8 @@ SIMILARITY = 0.5
 PER_WORD = 5
 # ...each counting this share of its similarity times its BM25 term (docs/decisions/0019-related-words.md).
 WEIGHT = 0.5
+# Nearest words read for each query word beyond PER_WORD: its own forms ("rail": rail, rails) come first.
+SLACK = 6
 
 
 def related_words(space: FacetSpace, words: Sequence[T.Term], df: Mapping[str, int], key_words: int = KEY_WORDS
@@ -45,16 +45,16 @@ def related_words(space: FacetSpace, words: Sequence[T.Term], df: Mapping[str, i
         return {}
     own = {t.stem for t in words}
     out: dict[str, float] = {}
-    # one product for the key words against the label vocabulary, whose matrix is laid out for it
-    for similarities in space.unit[known].astype(np.float32) @ space.label_matrix:
-        near = np.flatnonzero(similarities >= SIMILARITY)
+    # the space's nearest label words, cached: typing a query searches again at every keystroke with the same words;
+    # a few more than PER_WORD, since the query word itself and its other forms are among them
+    for nearest in space.labels(space.unit[known], top=PER_WORD + SLACK):
         added = 0
-        for j in near[np.argsort(-similarities[near], kind="stable")]:
-            stem = T.stem(space.word(int(space.label_ids[j])))
+        for word, similarity in nearest:
+            stem = T.stem(word)
+            if similarity < SIMILARITY or added == PER_WORD:
+                break
             if stem in own:
                 continue  # the query word itself, or another form of a query word
-            out[stem] = max(out.get(stem, 0.0), WEIGHT * float(similarities[j]))
+            out[stem] = max(out.get(stem, 0.0), WEIGHT * similarity)
             added += 1
-            if added == PER_WORD:
-                break
     return out
