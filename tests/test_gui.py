@@ -675,6 +675,9 @@ def test_enter_on_a_pdf_passage_falls_back_to_the_default_application(qtbot, win
     assert top.sentence == PDF_PAGE2_SENTENCE and top.page == 2
     qtbot.keyClick(window.search_box, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: opened.paths() == [str(pdf.resolve())])
+    # the viewer could not be told the page: the window says it
+    qtbot.waitUntil(lambda: window.statusBar().currentMessage() == f"{pdf.name} opened at its start: the passage is "
+                    "on page 2")
 
 
 def test_search_worker_keeps_its_graph_after_a_run_that_changed_nothing(qtbot, tmp_path: Path) -> None:

@@ -98,3 +98,21 @@ def test_line_of_finds_the_passage_as_the_reader_changed_it():
 ])
 def test_plain_and_reveal_routes(request_, platform, expected):
     assert launch_for(request_, platform) == expected
+
+
+def test_a_file_opened_at_its_start_says_where_the_passage_is(tmp_path, monkeypatch):
+    """A new user's text opened at its first line (no line-aware route to their editor): the window says the line."""
+    from app.gui import launch
+
+    text = tmp_path / "trains.txt"
+    text.write_text("Plans.\n\nThe night train to Vienna leaves at 22:10.\n", encoding="utf-8")
+    monkeypatch.setattr(launch, "line_command", lambda *a, **k: None)
+    sentence = "The night train to Vienna leaves at 22:10."
+    opened = launch_for(OpenRequest(str(text), sentence=sentence, start=7), "linux")
+    assert opened == Launch(("xdg-open", str(text)), note="trains.txt opened at its start: the passage is on line 3")
+    # at its first line, or not found, there is nothing to say
+    assert launch_for(OpenRequest(str(text), sentence="Plans.", start=0), "linux").note == ""
+    assert launch_for(OpenRequest(str(text), sentence="Whales sing.", start=0), "linux").note == ""
+    # a PDF the default viewer opens at its first page
+    pdf = OpenRequest("/d/a.pdf", page=3, sentence="Tides turn.")
+    assert launch_for(pdf, "darwin").note == "a.pdf opened at its start: the passage is on page 3"

@@ -41,9 +41,11 @@ class _Running:
 
 
 class Opener(QObject):
-    """Starts launchers on its own thread and emits ``failed(message, path)`` for those that fail."""
+    """Starts launchers on its own thread and emits ``failed(message, path)`` for those that fail, ``noted(message)``
+    for those that did not but could not be told where the passage is (:attr:`Launch.note`)."""
 
     failed = Signal(str, str)
+    noted = Signal(str)
 
     def __init__(self) -> None:
         super().__init__()
@@ -93,6 +95,8 @@ class Opener(QObject):
                 continue
             if status and run.launch.checked:
                 self.failed.emit(f"Could not {run.request.action}: {_reason(run, status)}", run.request.path)
+            elif run.launch.note:
+                self.noted.emit(run.launch.note)
             run.stderr.close()  # a launcher still running goes on alone; Python reaps it once it ends
         self._running = still
         if not still:
@@ -109,9 +113,11 @@ def _reason(run: _Running, status: int) -> str:
 
 class Desktop(QObject):
     """The GUI thread's handle on the opener thread: ``open`` returns at once; failures arrive through ``failed``
-    (a sentence, and the path, for a "Copy path" offer)."""
+    (a sentence, and the path, for a "Copy path" offer), where the passage is in a file opened at its start through
+    ``noted``."""
 
     failed = Signal(str, str)
+    noted = Signal(str)
     _open = Signal(object)
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -119,6 +125,7 @@ class Desktop(QObject):
         self._opener = Opener()
         self._open.connect(self._opener.open)
         self._opener.failed.connect(self.failed)
+        self._opener.noted.connect(self.noted)
         self._thread = start_thread(self._opener, "quire-open")
 
     def open(self, request: OpenRequest) -> None:

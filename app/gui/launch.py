@@ -12,7 +12,7 @@ import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from app.gui.open_at_line import MAX_SCAN_BYTES, line_command, line_of
+from app.gui.open_at_line import MAX_SCAN_BYTES, line_command, line_of, text_mimes
 from app.gui.open_at_page import page_command
 
 
@@ -37,10 +37,13 @@ class OpenRequest:
 @dataclass(frozen=True)
 class Launch:
     """A command line to start; ``checked``: a non-zero exit status means it failed (Windows Explorer returns 1
-    even when it did what was asked, so its status says nothing)."""
+    even when it did what was asked, so its status says nothing); ``note``: what to tell the user once it started,
+    where the application could not be told the passage's page or line ("tides.txt opened at its start: the passage
+    is on line 12")."""
 
     argv: tuple[str, ...]
     checked: bool = True
+    note: str = ""
 
 
 def plain_launch(path: str, platform: str = sys.platform) -> Launch:
@@ -83,13 +86,26 @@ def local_request(request: OpenRequest, copies: Path) -> OpenRequest:
 
 
 def launch_for(request: OpenRequest, platform: str = sys.platform) -> Launch:
-    """The command for ``request``: a PDF viewer at the page, an editor at the line, else the plain route."""
+    """The command for ``request``: a PDF viewer at the page, an editor at the line, else the plain route, which
+    says where the passage is."""
     if request.reveal:
         return reveal_launch(request.path, platform)
     command = page_command(request.path, request.page, platform=platform)
     if command is None and request.sentence:
         command = line_command(request.path, lambda: _line(request), platform=platform)
-    return Launch(tuple(command)) if command is not None else plain_launch(request.path, platform)
+    if command is not None:
+        return Launch(tuple(command))
+    return replace(plain_launch(request.path, platform), note=_where(request))
+
+
+def _where(request: OpenRequest) -> str:
+    """Where the passage is in a file opened at its start ("" where that is where it is, or is not known): a new
+    user's text opened at its first line in an editor quire could not find a line-aware route to."""
+    name = Path(request.path).name
+    if request.page is not None and request.page > 1:
+        return f"{name} opened at its start: the passage is on page {request.page}"
+    line = _line(request) if request.sentence and text_mimes(request.path) else None
+    return f"{name} opened at its start: the passage is on line {line}" if line is not None and line > 1 else ""
 
 
 def _line(request: OpenRequest) -> int | None:

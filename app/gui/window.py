@@ -304,6 +304,7 @@ class MainWindow(QMainWindow):
         c.run_finished.connect(self._on_run_finished)
         c.error.connect(self.show_error)
         self.desktop.failed.connect(self.show_error)
+        self.desktop.noted.connect(lambda message: self.statusBar().showMessage(message, 15_000))
         self.watcher.reindex.connect(c.index)
 
     def _restore(self) -> None:
