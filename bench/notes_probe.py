@@ -24,15 +24,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
+from index_wiki import _DOC, DEFAULT_CORPUS
+
 from engine import Index, IndexConfig
 from engine.eval import harness
 from engine.eval.report import stamp
 from engine.search import related
 
-DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "corpora" / "enwiki"
 FIRST_ARTICLES = 62
 NAMED = ("Defamation", "Steganography", "Sed")
-_DOC = re.compile(r'<doc id="\d+"[^>]*title="([^"]*)">\n(.*?)</doc>', re.DOTALL)
 NOTES = {
     "trains.txt": "The night train to Vienna leaves at 22:10 from platform 4. Tickets are sold at the counter.",
     "travel.txt": "Plans for April.\nWe fly to Lisbon on the 12th and stay four nights in a small guesthouse in the "
@@ -77,7 +77,7 @@ def write_folder(corpus: Path, folder: Path) -> int:
     wanted, seen, written = set(NAMED), 0, 0
     for source in sources:
         with gzip.open(source, "rt", encoding="utf-8") as handle:
-            for title, body in _DOC.findall(handle.read()):
+            for _, title, body in _DOC.findall(handle.read()):
                 seen += 1
                 if seen <= FIRST_ARTICLES or title in wanted:
                     (folder / file_name(title)).write_text(body.strip() + "\n", encoding="utf-8")

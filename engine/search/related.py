@@ -34,9 +34,9 @@ SLACK = 6
 def related_words(space: FacetSpace, words: Sequence[T.Term], df: Mapping[str, int], key_words: int = KEY_WORDS
                   ) -> dict[str, float]:
     """The stems of the words related to the query's ``words`` (as the index stores them) and the weight of each: the
-    query's ``key_words`` rarest words (``df``: passages holding each stem) each bring their PER_WORD nearest words of the
-    space's label vocabulary at SIMILARITY or more (words the model does not read as themselves bring none). A stem of the query's own is never added; a stem two query words
-    bring keeps the higher weight."""
+    query's ``key_words`` rarest words (``df``: passages holding each stem) each bring their PER_WORD nearest words
+    of the space's label vocabulary at SIMILARITY or more (words the model does not read as themselves bring none).
+    A stem of the query's own is never added; a stem two query words bring keeps the higher weight."""
     key = sorted(words, key=lambda t: df.get(t.stem, 0))[:key_words]
     read = [space.read_as(T.fold(t.word)) for t in key]
     # a word the model reads only as a short prefix of it has no neighbours of its own (decision 0018)

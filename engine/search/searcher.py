@@ -449,18 +449,18 @@ class Searcher:
         filters reads, for the documents it finds: decision 0011) and for the related words what it holds. Only the
         documents found are scored: related words rank them, and find none of their own."""
         within = np.fromiter(docs, dtype=np.int64, count=len(docs))
-        scored = self.store.word_bm25(list(found.related), within.size * 1_000, None,
+        scored = self.store.word_bm25(list(found.related), None, None,
                                       self.collection.words if self.collection else None,
                                       weights=list(found.related.values()), within=within)
         if not scored:
             return
         passage_ids, doc_ids, scores = (np.array(column) for column in zip(*scored))
-        # a passage that holds none of the query's words: its related words alone (the best per document first)
+        # each document's best passage for the related words alone...
         order = np.lexsort((-scores, doc_ids))
         first = order[np.r_[True, doc_ids[order][1:] != doc_ids[order][:-1]]]
         for doc_id, score in zip(doc_ids[first].tolist(), scores[first].tolist()):
             docs[doc_id].lex_related = score
-        # a passage that holds some: both, where the ranking of the query's words read it
+        # ...or a passage holding the query's words too, both counted where the ranking of the query's words read it
         related_of = dict(zip(passage_ids.tolist(), scores.tolist()))
         for i, (passage_id, doc_id, own) in enumerate(found.ranked):
             d = docs.get(doc_id)
@@ -651,7 +651,7 @@ class Searcher:
             contributions={"fused": round(doc.fused, 6), "evidence": round(doc.evidence, 4),
                            **({} if doc.alignment is None else {"alignment": round(doc.alignment, 4)}),
                            **({} if math.isnan(semantic := _semantic_score(doc)) else {"semantic": semantic}),
-                           **({"words": float(_ranking_bm25s([doc])[0])} if doc.lex_related else {})},
+                           **({"words": _ranking_bm25(doc)} if doc.lex_related else {})},
             boilerplate=doc.boilerplate,
         )
         score = 0.0
@@ -821,9 +821,13 @@ def _bm25s(docs: Sequence[_Doc]) -> np.ndarray:
     return np.array([d.lex_score if d.lex_passage is not None else 0.0 for d in docs])
 
 
+def _ranking_bm25(doc: _Doc) -> float:
+    """What the word side ranks ``doc`` by: its best BM25, or in hybrid mode that counting related words."""
+    return max(doc.lex_score if doc.lex_passage is not None else 0.0, doc.lex_related)
+
+
 def _ranking_bm25s(docs: Sequence[_Doc]) -> np.ndarray:
-    """What the word side ranks each document by: its best BM25, or in hybrid mode that counting related words."""
-    return np.maximum(_bm25s(docs), [d.lex_related for d in docs])
+    return np.array([_ranking_bm25(d) for d in docs])
 
 
 

@@ -95,12 +95,12 @@ class WordIndex:
         self._snapshot: _Snapshot | None = None
 
     def scores(
-        self, conn: sqlite3.Connection, version: Hashable, stems: Sequence[str], limit: int,
+        self, conn: sqlite3.Connection, version: Hashable, stems: Sequence[str], limit: int | None,
         added: tuple[np.ndarray, np.ndarray] | None = None, collection: WordStatistics | None = None,
         weights: Sequence[float] | None = None, within: np.ndarray | None = None,
     ) -> tuple[list[tuple[int, int, float]], dict[str, int]]:
-        """The ``limit`` best passages for the words ``stems`` by BM25, as (passage id, document id, score), best
-        first (ties by id), and the number of passages holding each stem (absent: none).
+        """The ``limit`` best passages (None: every one) for the words ``stems`` by BM25, as (passage id, document
+        id, score), best first (ties by id), and the number of passages holding each stem (absent: none).
 
         ``added``: (passage ids, scores) to add before ranking, for quoted phrases that FTS5 scored; they come first
         in the sum, as phrases come first in the FTS5 query the searcher would otherwise send. ``collection``: the
@@ -132,7 +132,7 @@ class WordIndex:
         if not ids:
             return [], df
         matched, total = _sums(np.concatenate(ids), np.concatenate(terms))
-        order = best_k(total, matched, limit)
+        order = best_k(total, matched, total.size if limit is None else limit)
         best = matched[order]
         owners = np.zeros(best.size, dtype=np.int64)
         inside = best < snapshot.owner.size  # a phrase match may be in a passage newer than this snapshot

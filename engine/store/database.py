@@ -406,11 +406,12 @@ class Store:
         :meth:`build_word_index`)."""
         return self.get_meta(postings.BACKFILL_META) is None
 
-    def word_bm25(self, stems: Sequence[str], limit: int, added: tuple[np.ndarray, np.ndarray] | None = None,
+    def word_bm25(self, stems: Sequence[str], limit: int | None, added: tuple[np.ndarray, np.ndarray] | None = None,
                   collection: WordStatistics | None = None, weights: Sequence[float] | None = None,
                   within: np.ndarray | None = None) -> list[tuple[int, int, float]]:
-        """(passage id, document id, BM25 score) of the ``limit`` best passages for words ``stems`` (as the index
-        stores them), best first, from the word index: the scores FTS5's bm25() gives for the same words OR-ed.
+        """(passage id, document id, BM25 score) of the ``limit`` best passages (None: all) for words ``stems`` (as
+        the index stores them), best first, from the word index: the scores FTS5's bm25() gives for the same words
+        OR-ed.
         ``added``: (passage ids, scores) of quoted phrases that FTS5 scored, added first. The words' document
         frequencies are kept for :meth:`term_document_frequencies`. ``collection``: the statistics to score with, for
         a shard of a collection (:meth:`word_statistics` summed over the shards). ``weights``: each stem's term is
