@@ -10,6 +10,7 @@ from setuptools import find_namespace_packages, setup
 RESOURCE_FILES = [
     "static/model.npz",
     "static/PROVENANCE.json",
+    "static/neighbours.npz",
     "neural/head.npz",
     "neural/PROVENANCE.json",
     "calibration/*.json",

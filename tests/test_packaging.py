@@ -104,7 +104,7 @@ def test_the_spec_and_the_scripts_name_files_that_exist():
         assert os.access(PACKAGING / script, os.X_OK), f"packaging/{script} is not executable"
     entry = (PACKAGING / "quire_app.py").read_text(encoding="utf-8")
     assert "freeze_support()" in entry and "from app.gui.main import main" in entry
-    for name in ("static/model.npz", "quire.desktop", "icons/quire.svg", "icons/quire-64.png", "icons/quire-256.png"):
+    for name in ("static/model.npz", "static/neighbours.npz", "quire.desktop", "icons/quire.svg", "icons/quire-64.png", "icons/quire-256.png"):
         assert (ROOT / "resources" / name).is_file(), f"resources/{name} is missing"
 
 

@@ -14,6 +14,8 @@ torch = pytest.importorskip("torch")
 
 from engine.embed.static import StaticEmbedder, load_model  # noqa: E402
 from engine.embed.wordtok import FIRST_WORD_ID, WordTokenizer  # noqa: E402
+from engine.facets.space import LABEL_VOCABULARY, FacetSpace  # noqa: E402
+from engine.search.related import PER_WORD, SIMILARITY, SLACK  # noqa: E402
 from engine.staticbuild import __main__ as build  # noqa: E402
 from engine.staticbuild import extend, refine  # noqa: E402
 from engine.staticbuild.distill import DistillConfig, distill, similarity_loss  # noqa: E402
@@ -53,6 +55,9 @@ def test_build_writes_a_loadable_compact_model_with_provenance(toy_build: Path):
     embedder = StaticEmbedder.from_file(out)
     vectors = embedder.encode(["Rigel is a bright star.", "Porpoises hunt fish."])
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    # its words' neighbours beside it, for hybrid search's related words (engine.facets.neighbours)
+    table = FacetSpace(embedder).neighbours
+    assert table is not None and table.covers(embedder.fingerprint, LABEL_VOCABULARY, PER_WORD + SLACK, SIMILARITY)
 
 
 def test_distillation_lowers_the_held_out_loss(toy_build: Path):

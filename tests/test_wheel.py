@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 # What the build reads: the rest of the checkout (tests, bench, docs) must not be needed.
 SOURCES = ("pyproject.toml", "setup.py", "README.md", "engine", "app", "resources")
 # Files engine/resources.py hands out that an installed quire needs (the static default, the GPU head, the icons).
-PACKAGED = ("static/model.npz", "static/PROVENANCE.json", "neural/head.npz", "icons/quire.svg", "quire.desktop")
+PACKAGED = ("static/model.npz", "static/PROVENANCE.json", "static/neighbours.npz", "neural/head.npz", "icons/quire.svg", "quire.desktop")
 QUERY = "chief financial officer expects profits"
 
 pytestmark = pytest.mark.slow

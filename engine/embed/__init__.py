@@ -14,6 +14,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_METHOD = "static"
 STATIC_MODEL = "static/model.npz"
+STATIC_NEIGHBOURS = "static/neighbours.npz"
 
 _FACTORIES: dict[str, Callable[[dict], Embedder]] = {}
 _CACHE: dict[tuple, Embedder] = {}
@@ -51,8 +52,10 @@ def load(name: str, **options) -> Embedder:
 def _static(options: dict) -> Embedder:
     from engine.embed.static import StaticEmbedder
 
-    path = Path(options["model"]) if options.get("model") else resource_path(STATIC_MODEL)
-    return StaticEmbedder.from_file(path)
+    if options.get("model"):
+        return StaticEmbedder.from_file(Path(options["model"]))
+    # by their own paths: a zipapp copies each bundled file out on its own
+    return StaticEmbedder.from_file(resource_path(STATIC_MODEL), resource_path(STATIC_NEIGHBOURS))
 
 
 def _sbert(options: dict) -> Embedder:

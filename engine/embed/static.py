@@ -23,6 +23,8 @@ log = logging.getLogger(__name__)
 
 # Texts pooled per numpy pass: bounds the temporary (tokens x dim) gather to a few tens of MB.
 _CHUNK = 2048
+# The file beside a model file that holds its words' nearest label words (engine.staticbuild.neighbours writes it).
+NEIGHBOURS_FILE = "neighbours.npz"
 
 
 @dataclass(frozen=True)
@@ -120,7 +122,7 @@ class StaticEmbedder:
 
     name = "static"
 
-    def __init__(self, model: StaticModel, *, path: Path | None = None) -> None:
+    def __init__(self, model: StaticModel, *, path: Path | None = None, neighbours: Path | None = None) -> None:
         self.tokenizer = WordTokenizer(model.words, model.wordpieces)
         # Rows 0 and 1 (unknown, punctuation) are never pooled; they are zero so the table aligns with token ids.
         self.table = np.zeros((self.tokenizer.size, model.vectors.shape[1]), dtype=np.float32)
@@ -132,11 +134,14 @@ class StaticEmbedder:
         digest.update("\n".join(model.words).encode("utf-8"))
         self.fingerprint = f"static-{digest.hexdigest()[:16]}"
         self.path = path
+        # the model's table of each word's nearest label words, where the build made one (engine.facets.neighbours)
+        self.neighbours = neighbours
 
     @classmethod
-    def from_file(cls, path: Path) -> StaticEmbedder:
-        """Load a model file (see :func:`load_model`)."""
-        return cls(load_model(path), path=path)
+    def from_file(cls, path: Path, neighbours: Path | None = None) -> StaticEmbedder:
+        """Load a model file (see :func:`load_model`), with its neighbour table at ``neighbours`` (None: the file
+        NEIGHBOURS_FILE beside it)."""
+        return cls(load_model(path), path=path, neighbours=neighbours or path.with_name(NEIGHBOURS_FILE))
 
     @property
     def dim(self) -> int:

@@ -10,6 +10,7 @@ import logging
 import math
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from engine.embed.static import StaticEmbedder
 from engine.embed.wordtok import FIRST_WORD_ID
+from engine.facets.neighbours import COSINE_SCALE, Neighbours
 from engine.text.terms import STOPWORDS, fold, words
 
 log = logging.getLogger(__name__)
@@ -44,6 +46,8 @@ LABEL_WORDS = 3
 # every step (on the whole-corpus index, 64% of the rows labelled while typing four queries a word at a time had
 # been labelled before), and each new row costs its share of a (rows x LABEL_VOCABULARY) product.
 LABEL_CACHE_ROWS = 4096
+# Words whose nearest labels are one product when the model build makes its neighbour table.
+NEIGHBOURS_BATCH = 2048
 
 
 # An out-of-vocabulary word is read as its longest known prefix; where that holds less than this share of the word
@@ -96,6 +100,14 @@ class FacetSpace:
         self.label_matrix = np.ascontiguousarray(self.unit[self.label_ids].T, dtype=np.float32)
         self._labelled: OrderedDict[tuple[int, bytes], list[tuple[str, float]]] = OrderedDict()
         self._labelled_lock = threading.Lock()  # the app explains on worker threads
+        # each word's nearest labels, shipped with the model (engine.facets.neighbours)
+        shipped = embedder.neighbours
+        self._neighbours = Neighbours.load(shipped) if shipped is not None and shipped.exists() else None
+
+    @property
+    def neighbours(self) -> Neighbours | None:
+        """The model's shipped neighbour table, if it has one that could be read."""
+        return self._neighbours
 
     @property
     def dim(self) -> int:
@@ -158,8 +170,44 @@ class FacetSpace:
                     self._labelled.popitem(last=False)
         return cast(list[list[tuple[str, float]]], out)  # every row is filled now
 
+    def near(self, word_ids: Sequence[int], top: int, floor: float) -> list[list[tuple[str, float]]]:
+        """The label words nearest each of ``word_ids`` (word, cosine), best first: at most ``top``, none below
+        ``floor``. Read from the model's shipped table where it has one that covers the request
+        (engine.facets.neighbours), else found by :meth:`labels` (and cached with its rows)."""
+        table = self.neighbours
+        if table is not None and table.covers(self.embedder.fingerprint, LABEL_VOCABULARY, top, floor):
+            return [[(self.word(w), c) for w, c in table.of(i, top, floor)] for i in word_ids]
+        rows = self.labels(self.unit[np.asarray(word_ids, dtype=np.int64)], top)
+        return [[(w, c) for w, c in row if c >= floor] for row in rows]
+
+    def neighbour_table(self, top: int, floor: float) -> Neighbours:
+        """Every content word's :meth:`near` words, for the model build to ship (engine.facets.neighbours)."""
+        counts = np.zeros(self.content.size, dtype=np.int64)
+        found, cosines = [], []
+        ids = np.flatnonzero(self.content)
+        for start in range(0, ids.size, NEIGHBOURS_BATCH):
+            batch = ids[start : start + NEIGHBOURS_BATCH]
+            best, scores = self._nearest_label_ids(self.unit[batch], top)
+            # kept as the label search rounds them, and compared with ``floor`` as rounded
+            scaled = np.rint(scores.astype(np.float64) * COSINE_SCALE)
+            keep = scaled >= round(floor * COSINE_SCALE)
+            counts[batch] = keep.sum(axis=1)
+            found.append(best[keep])
+            cosines.append(scaled[keep])
+        offsets = np.zeros(self.content.size + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        return Neighbours(self.embedder.fingerprint, LABEL_VOCABULARY, top, floor, offsets.astype(np.int32),
+                          np.concatenate(found).astype(np.int32), np.concatenate(cosines).astype(np.uint16))
+
     def _nearest_labels(self, centres: np.ndarray, top: int) -> list[list[tuple[str, float]]]:
         """:meth:`labels` of float32 rows, computed."""
+        best, scores = self._nearest_label_ids(centres, top)
+        words = self.tokenizer.words
+        return [[(words[i - FIRST_WORD_ID], round(s, 4)) for i, s in zip(row_ids, row_scores)]
+                for row_ids, row_scores in zip(best.tolist(), scores.tolist())]
+
+    def _nearest_label_ids(self, centres: np.ndarray, top: int) -> tuple[np.ndarray, np.ndarray]:
+        """(word ids, cosines) of the ``top`` label words nearest each row, best first."""
         norms = np.linalg.norm(centres, axis=1, keepdims=True)
         unit = np.divide(centres, norms, out=np.zeros_like(centres), where=norms > 0)
         sims = unit @ self.label_matrix
@@ -168,7 +216,4 @@ class FacetSpace:
         scores = np.take_along_axis(sims, best, axis=1)
         order = np.argsort(-scores, axis=1, kind="stable")
         best, scores = np.take_along_axis(best, order, axis=1), np.take_along_axis(scores, order, axis=1)
-        words = self.tokenizer.words
-        ids = (self.label_ids[best] - FIRST_WORD_ID).tolist()
-        return [[(words[i], round(s, 4)) for i, s in zip(row_ids, row_scores)]
-                for row_ids, row_scores in zip(ids, scores.tolist())]
+        return self.label_ids[best], scores

@@ -45,13 +45,13 @@ def related_words(space: FacetSpace, words: Sequence[T.Term], df: Mapping[str, i
         return {}
     own = {t.stem for t in words}
     out: dict[str, float] = {}
-    # the space's nearest label words, cached: typing a query searches again at every keystroke with the same words;
-    # a few more than PER_WORD, since the query word itself and its other forms are among them
-    for nearest in space.labels(space.unit[known], top=PER_WORD + SLACK):
+    # from the table shipped with the model (engine.facets.neighbours); a few more than PER_WORD, since the query
+    # word itself and its other forms are among them
+    for nearest in space.near(known, top=PER_WORD + SLACK, floor=SIMILARITY):
         added = 0
         for word, similarity in nearest:
             stem = T.stem(word)
-            if similarity < SIMILARITY or added == PER_WORD:
+            if added == PER_WORD:
                 break
             if stem in own:
                 continue  # the query word itself, or another form of a query word

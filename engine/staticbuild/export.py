@@ -1,4 +1,4 @@
-"""Step 5: the model file goes where the app loads it, with its provenance beside it."""
+"""Step 5: the model file goes where the app loads it, with its provenance and its words' neighbours beside it."""
 
 from __future__ import annotations
 
@@ -10,16 +10,19 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from engine.embed.static import load_model
+from engine.staticbuild.neighbours import write_neighbours
 
 log = logging.getLogger(__name__)
 
 
 def export(model: Path, out: Path) -> None:
-    """Copy a built model file to ``out`` with its metadata beside it as PROVENANCE.json."""
+    """Copy a built model file to ``out`` with its metadata beside it as PROVENANCE.json, and its neighbour table
+    (engine.staticbuild.neighbours)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(model.read_bytes())
     out.with_name("PROVENANCE.json").write_text(json.dumps(load_model(out).meta, indent=2) + "\n")
     log.info("exported %s (%.1f MB)", out, out.stat().st_size / 1e6)
+    write_neighbours(out)
 
 
 def portable(arg: str) -> str:
