@@ -57,6 +57,13 @@ def test_only_the_rarest_key_words_bring_related_words(space: FacetSpace) -> Non
     assert "cabbag" in related.related_words(space, T.query_terms("vegetable"), {})
 
 
+def test_a_related_word_that_stems_to_a_stop_word_is_not_brought(space: FacetSpace) -> None:
+    # "mining" is near "ore", which stems to "or": it would be scored in every passage holding "or"
+    assert "ore" in [w for w, _ in space.near([space.tokenizer.id_of("mining")], 11, related.SIMILARITY)[0]]
+    found = related.related_words(space, T.query_terms("mining"), {})
+    assert found and not set(found) & {T.stem(w) for w in T.STOPWORDS}
+
+
 def test_a_word_the_model_reads_only_as_a_short_prefix_brings_none(space: FacetSpace) -> None:
     assert related.related_words(space, T.query_terms("asasination"), {}) == {}
     assert related.related_words(space, T.query_terms("zzqx"), {}) == {}
