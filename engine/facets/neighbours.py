@@ -3,7 +3,7 @@
 Hybrid search asks for the nearest words of a query's key words (engine.search.related). Found at query time, each
 new word costs one row of a (words x LABEL_VOCABULARY) product over 20 MB of label vectors: about 3.8 ms of a
 whole-corpus query's lexical side for a query of new words, where the rest of that side takes 4 ms. The answer depends
-on the model alone, so the model build writes it for every word (4.6 s on a 2-core machine) and a query reads it
+on the model alone, so the model build writes it for every word (17 s on a 2-core machine) and a query reads it
 (docs/decisions/0020-shipped-word-neighbours.md).
 
 The table keeps, for each word, its ``top`` nearest label words whose cosine is at least ``floor``, as the space's

@@ -29,7 +29,7 @@ PER_WORD = 5
 WEIGHT = 0.5
 # Nearest words read for each query word beyond PER_WORD: its own forms ("rail": rail, rails) come first.
 SLACK = 6
-# Stems of stop words: a related word that stems to one ("iron" brings "ore", stemmed "or") would be scored in every
+# Stems of stop words: a related word that stems to one ("mining" brings "ore", stemmed "or") would be scored in every
 # passage holding "or" (133,203 of the whole corpus's 291,796), for nothing.
 _STOP_STEMS = frozenset(T.stem(w) for w in T.STOPWORDS)
 

@@ -830,8 +830,6 @@ def _ranking_bm25s(docs: Sequence[_Doc]) -> np.ndarray:
     return np.array([_ranking_bm25(d) for d in docs])
 
 
-
-
 def _semantic_score(doc: _Doc) -> float:
     """What the semantic side ranks ``doc`` by: its meaning, or where that was not weighed its best hit (NaN: not
     found by meaning)."""
