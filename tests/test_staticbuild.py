@@ -323,3 +323,10 @@ def test_refinement_samples_are_named_by_their_files_and_seed(tmp_path: Path):
     key = refine.sample_key(files, 11)
     assert key == refine.sample_key([Path("elsewhere") / "AA" / "wiki_40.gz", Path("AA/wiki_41.gz")], 11)
     assert key != refine.sample_key(files, 12) and key != refine.sample_key(files[:1], 11)
+
+
+def test_fallback_pieces_leave_out_both_bert_and_mpnet_special_markers():
+    from engine.staticbuild.vocab import fallback_pieces
+
+    pieces = ["[PAD]", "[unused3]", "[CLS]", "<s>", "<pad>", "</s>", "<unk>", "<mask>", "the", "##ing", "<", "a"]
+    assert fallback_pieces(pieces) == ["the", "a"]

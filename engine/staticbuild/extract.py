@@ -182,28 +182,35 @@ class Extraction:
             return ext
 
     def add_batch(self, sel: Selection, index: np.ndarray, hidden: torch.Tensor, word_ids: torch.Tensor) -> None:
-        """Add the vectors of this batch's assigned words (sub-word vectors averaged) to the running sums."""
+        """Add the vectors of this batch's assigned words (sub-word vectors averaged) to the running sums.
+
+        The averaging runs where ``hidden`` is (the GPU in a GPU build), so only the assigned words' vectors cross to
+        the host: a 768-dimensional teacher's whole last layer would be ~100 GB over a build.
+        """
         n_words = int(word_ids.max().item()) + 1 if word_ids.numel() else 0
         if n_words == 0:
             return
         batch_size, _, dim = hidden.shape
+        device = hidden.device
+        word_ids = word_ids.to(device)
         valid = word_ids >= 0
-        seg = (torch.arange(batch_size).unsqueeze(1) * n_words + word_ids)[valid]
-        word_sums = torch.zeros(batch_size * n_words, dim).index_add_(0, seg, hidden[valid])
-        word_lens = torch.zeros(batch_size * n_words).index_add_(0, seg, torch.ones(seg.numel()))
+        seg = (torch.arange(batch_size, device=device).unsqueeze(1) * n_words + word_ids)[valid]
+        word_sums = torch.zeros(batch_size * n_words, dim, device=device).index_add_(0, seg, hidden[valid])
+        word_lens = torch.zeros(batch_size * n_words, device=device).index_add_(
+            0, seg, torch.ones(seg.numel(), device=device))
         starts, ends = sel.offsets[index], sel.offsets[index + 1]
         rows = np.repeat(np.arange(batch_size), ends - starts)
         picks = np.concatenate([np.arange(s, e) for s, e in zip(starts, ends)]) if rows.size else np.zeros(0, np.int64)
         positions = sel.positions[picks]
         # words beyond the teacher's truncation have no vector in this sentence
         inside = positions < n_words
-        keys = torch.from_numpy(rows[inside] * n_words + positions[inside])
+        keys = torch.from_numpy(rows[inside] * n_words + positions[inside]).to(device)
         lens = word_lens[keys]
-        seen = (lens > 0).numpy()
-        vectors = (word_sums[keys] / lens.clamp(min=1).unsqueeze(1)).numpy()[seen]
-        targets = sel.word_ids[picks][inside][seen]
-        np.add.at(self.sums, targets, vectors)
-        np.add.at(self.counts, targets, 1)
+        seen = lens > 0
+        vectors = (word_sums[keys][seen] / lens[seen].unsqueeze(1)).cpu()
+        targets = torch.from_numpy(sel.word_ids[picks][inside][seen.cpu().numpy()])
+        torch.from_numpy(self.sums).index_add_(0, targets, vectors)
+        np.add.at(self.counts, targets.numpy(), 1)
 
 
 def run_extraction(

@@ -9,8 +9,8 @@ from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
 from engine.embed.wordtok import UNK, is_punctuation, normaliser
 
-# "[unused12]", "[CLS]" and friends are not words.
-_SPECIAL = re.compile(r"^\[[^\]]*\]$")
+# "[unused12]", "[CLS]" and friends are not words, nor are RoBERTa-style markers such as MPNet's "<s>" and "<mask>".
+_SPECIAL = re.compile(r"^(\[[^\]]*\]|<[^>]*>)$")
 
 
 def count_top_words(sentences: Iterable[str], size: int) -> list[str]:
