@@ -1,0 +1,61 @@
+"""Freed memory kept for the next query (engine/heap.py): a query's large arrays reuse the last one's pages.
+
+Each check runs in a fresh interpreter, whose C library starts from its own defaults.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# arrays of a query's sizes (MB) made, written and freed ten times after a warm-up; prints the page faults they caused
+# and the pages they wrote
+CYCLES = """
+import resource
+import numpy as np
+
+SIZES = [3, 25, 6, 12, 2, 18]
+
+def cycle():
+    arrays = [np.ones(size * 131072) for size in SIZES]
+    del arrays
+
+for _ in range(3):
+    cycle()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(10):
+    cycle()
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before, 10 * sum(SIZES) * 256)
+"""
+
+
+def _faults(setup: str, cwd: Path) -> tuple[int, int]:
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(setup) + CYCLES], cwd=cwd, capture_output=True,
+                         text=True, check=True, env={"PYTHONPATH": str(ROOT), "PATH": ""}).stdout.split()
+    return int(out[-2]), int(out[-1])
+
+
+def test_arrays_freed_by_one_query_are_reused_by_the_next_without_page_faults(tmp_path: Path):
+    faults, pages = _faults("from engine.heap import keep_freed_memory\nassert keep_freed_memory()\n", tmp_path)
+    assert faults < pages // 100
+
+
+def test_a_searcher_keeps_freed_memory(tmp_path: Path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "night.txt").write_text("The night train to Vienna leaves at 22:10 from platform 4.\n")
+    setup = f"""
+        from engine import Index
+        index = Index({str(tmp_path / 'index')!r})
+        index.add([{str(tmp_path / 'docs')!r}])
+        assert index.search("overnight rail service to Austria").results
+        """
+    faults, pages = _faults(setup, tmp_path)
+    assert faults < pages // 100
