@@ -1,10 +1,9 @@
 """Freed memory kept for the next query, where the C library allows it (glibc).
 
-A query on a large index makes arrays of a few to 25 MB and frees them: a word's postings (231k passages for "on" on
-the whole corpus), their scores, the count of every passage's BM25 sum. glibc serves an allocation that large with a
-fresh mmap and gives it back on free, so every query touches its arrays' pages for the first time again, and a page
-fault is dear in a virtual machine: reading the postings of "on" took 5.2 ms, 1.1 ms from reused memory. With the
-limits below, such arrays come from the heap and freed memory stays in the process for the next query
+A query on a large index makes arrays of a few to 25 MB and frees them: a common word's postings, their scores, the
+count of every passage's BM25 sum. glibc serves an allocation that large with a fresh mmap and gives it back on free,
+so every query writes its arrays into new pages, and page faults are dear in a virtual machine. With the limits below,
+such arrays come from the heap and freed memory stays in the process for the next query
 (docs/decisions/0021-freed-memory-kept-for-queries.md).
 
 Process-wide and set once, by the first searcher; elsewhere (macOS, Windows, musl) nothing changes.
@@ -27,6 +26,7 @@ _M_MMAP_THRESHOLD = -3
 MMAP_THRESHOLD = 32 * 1024 * 1024
 # Free memory at the heap's top beyond this is given back to the system: room for a query's arrays together.
 TRIM_THRESHOLD = 128 * 1024 * 1024
+
 
 @functools.cache  # two threads racing here both set the same limits, which is harmless
 def keep_freed_memory() -> bool:
