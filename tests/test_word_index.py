@@ -334,3 +334,14 @@ def test_schema_4_rebuilds_the_word_index_of_an_index_holding_cjk_text(tmp_path,
         word = "グループ" if cjk else "group"
         assert [Path(r.path).name for r in idx.search(word, mode=Mode.LEXICAL).results] == ["ja.txt"]
         assert idx.search("otters", mode=Mode.LEXICAL).results[0].path.endswith("en.txt")
+
+
+def test_a_passage_s_terms_are_added_in_the_query_s_order_below_and_above_the_dense_count() -> None:
+    from engine.store.bm25 import DENSE_SUMS, _sums
+
+    # 1e16 + 1.0 rounds back to 1e16: added in order, the two ones are lost; 1e16 + (1.0 + 1.0) keeps them
+    for repeats in (1, DENSE_SUMS):
+        ids = np.repeat(np.arange(repeats, dtype=np.int64), 3)
+        matched, total = _sums(ids, np.tile([1e16, 1.0, 1.0], repeats))
+        assert matched.tolist() == list(range(repeats))
+        assert np.all(total == (1e16 + 1.0) + 1.0)
