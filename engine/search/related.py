@@ -54,13 +54,11 @@ def related_words(space: FacetSpace, words: Sequence[T.Term], df: Mapping[str, i
     for nearest in space.near(known, top=PER_WORD + SLACK, floor=SIMILARITY):
         added = 0
         for word, similarity in nearest:
-            stem = T.stem(word)
             if added == PER_WORD:
                 break
-            if stem in own:
-                continue  # the query word itself, or another form of a query word
-            if stem in _STOP_STEMS:
-                continue
+            stem = T.stem(word)
+            if stem in own or stem in _STOP_STEMS:
+                continue  # the query word itself, another form of a query word, or a stop word's stem
             out[stem] = max(out.get(stem, 0.0), WEIGHT * similarity)
             added += 1
     return out
