@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,7 @@ from engine.errors import QuireError  # noqa: E402
 from engine.search.like import LikeSource  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-# Small batches: a run commits every few documents, so a kill lands between commits of an unfinished shard.
+# Small batches: a run commits every few documents, so a shard has committed some of its documents and not all.
 CONFIG = IndexConfig(workers=0, batch_sentences=16)
 KILL_WAIT = 60
 
@@ -86,6 +87,26 @@ def _wait_for_a_commit(shard: Path) -> None:
         time.sleep(0.02)
 
 
+@contextmanager
+def _writes_held(shard: Path) -> Iterator[None]:
+    """Holds the shard's write lock (its writer's next commit waits), so that a kill lands before the shard is
+    finished however fast the writer runs or however late this process polls."""
+    conn = sqlite3.connect(shard / "index.db", timeout=KILL_WAIT, isolation_level=None)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        yield
+    finally:
+        conn.close()
+
+
+def _wait_for_the_writer_to_end(shard: int) -> None:
+    """A killed driver's writer ends when the cluster sees the driver die (seconds)."""
+    deadline = time.monotonic() + KILL_WAIT
+    while remote.writer_name(shard) in ray.util.list_named_actors():
+        assert time.monotonic() < deadline, "the killed run's writer lives on"
+        time.sleep(0.1)
+
+
 def test_four_shards_on_a_cluster_rank_as_one_index(cluster: str, single: tuple[Path, Path], tmp_path: Path) -> None:
     docs, one = single
     report = index_collection(tmp_path / "four", [docs], 4, config=CONFIG, cluster="local")
@@ -114,8 +135,9 @@ def test_a_writer_killed_mid_run_is_finished_by_a_rerun(cluster: str, single: tu
     thread = threading.Thread(target=run)
     thread.start()
     _wait_for_a_commit(tmp_path / "two" / "shard-000")
-    ray.kill(ray.get_actor(remote.writer_name(0), namespace=remote.NAMESPACE))
-    thread.join()
+    with _writes_held(tmp_path / "two" / "shard-000"):
+        ray.kill(ray.get_actor(remote.writer_name(0), namespace=remote.NAMESPACE))
+        thread.join()
     assert failed and "run the same command again" in str(failed[0])
     assert _indexed(tmp_path / "two" / "shard-000") < len(_expected(one, 2)[0])
     index_collection(tmp_path / "two", [docs], 2, config=CONFIG, cluster="local")
@@ -126,15 +148,19 @@ def test_a_driver_killed_mid_run_is_finished_by_a_rerun(cluster: str, single: tu
                                                          tmp_path: Path) -> None:
     docs, one = single
     db = tmp_path / "two"
-    # batches of 4: each shard commits several times, so the kill lands mid-shard even when the machine is so busy
-    # that this process polls late (batches of 16 let a shard finish first)
+    # batches of 4: a shard commits many times, so this process takes the write lock before the shard is done even
+    # when the machine is so busy that it polls late
     command = [sys.executable, "-m", "app.cli", "index", str(docs), "--db", str(db), "--shards", "2", "--batch", "4",
                "--cluster", cluster, "--json"]
     driver = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         _wait_for_a_commit(db / "shard-000")
+        with _writes_held(db / "shard-000"):
+            os.kill(driver.pid, signal.SIGKILL)
+            driver.wait()
+            _wait_for_the_writer_to_end(0)
     finally:
-        os.kill(driver.pid, signal.SIGKILL)
+        driver.kill()
         driver.wait()
     assert _indexed(db / "shard-000") < len(_expected(one, 2)[0])
     # the rerun from this process, whose workers on the cluster are started already
