@@ -1,4 +1,5 @@
-"""Freed memory kept for the next query, where the C library allows it (glibc).
+"""Memory kept ready for the next query: freed memory kept where the C library allows it (glibc), and what a process
+holds for searching kept out of Python's full garbage collections.
 
 A query on a large index makes arrays of a few to 25 MB and frees them: a common word's postings, their scores, the
 count of every passage's BM25 sum. glibc serves an allocation that large with a fresh mmap and gives it back on free,
@@ -7,14 +8,22 @@ such arrays come from the heap and freed memory stays in the process for the nex
 (docs/decisions/0021-freed-memory-kept-for-queries.md).
 
 Process-wide and set once, by the first searcher; elsewhere (macOS, Windows, musl) nothing changes.
+
+Python's cyclic collector runs a full collection every few dozen queries, and it walks every object the process
+holds: after a query on the whole-corpus index, 41k objects (the model's vocabulary, the word space, the graph's
+wrappers) in 20-35 ms, which lands on one query in thirty. What is alive when a searcher is made is moved out of
+those collections (``gc.freeze``) until an index is closed, so a full collection walks only what queries made since
+(docs/decisions/0022-long-lived-objects-frozen.md).
 """
 
 from __future__ import annotations
 
 import ctypes
 import functools
+import gc
 import logging
 import sys
+import threading
 
 log = logging.getLogger(__name__)
 
@@ -45,3 +54,45 @@ def keep_freed_memory() -> bool:
     if not kept:
         log.debug("glibc %s refused the heap limits", gnu_get_libc_version().decode())
     return kept
+
+
+# Searches a process makes before it freezes what it holds, after one full collection (25 ms on the whole-corpus
+# index, more in a larger process): one that searches a few times (`quire search`, most tests) pays nothing, one that
+# keeps searching (the app, `quire search --queries`) pays once, before the first of its full collections is due.
+SEARCHES_BEFORE_FREEZING = 10
+
+
+class _Frozen:
+    """Whether what the process holds is out of the cyclic collector's full collections (:func:`freeze_long_lived`),
+    and the searches made since it was last let go."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.frozen = False
+        self.searches = 0
+
+
+_FROZEN = _Frozen()
+
+
+def freeze_long_lived() -> None:
+    """Called for each search: at the SEARCHES_BEFORE_FREEZING-th since :func:`thaw`, collect the garbage and keep
+    every object alive then out of the cyclic collector's collections, until :func:`thaw`."""
+    with _FROZEN.lock:
+        if _FROZEN.frozen:
+            return
+        _FROZEN.searches += 1
+        if _FROZEN.searches >= SEARCHES_BEFORE_FREEZING:
+            gc.collect()  # garbage frozen would never be freed
+            gc.freeze()
+            _FROZEN.frozen = True
+
+
+def thaw() -> None:
+    """Give the objects :func:`freeze_long_lived` kept back to the collector, whose next full collection frees a
+    closed index's objects that sit in reference cycles: called when an index is closed."""
+    with _FROZEN.lock:
+        _FROZEN.searches = 0
+        if _FROZEN.frozen:
+            gc.unfreeze()
+            _FROZEN.frozen = False

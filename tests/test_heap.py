@@ -1,4 +1,5 @@
-"""Freed memory kept for the next query (engine/heap.py): a query's large arrays reuse the last one's pages.
+"""Memory kept ready for the next query (engine/heap.py): a query's large arrays reuse the last one's pages, and
+what a searching process holds is out of the garbage collector's full collections until its index is closed.
 
 Each check runs in a fresh interpreter, whose C library starts from its own defaults.
 """
@@ -59,3 +60,66 @@ def test_a_searcher_keeps_freed_memory(tmp_path: Path):
         """
     faults, pages = _faults(setup, tmp_path)
     assert faults < pages // 100
+
+
+def _run(script: str, cwd: Path) -> str:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(script)], cwd=cwd, capture_output=True, text=True,
+                          check=True, env={"PYTHONPATH": str(ROOT), "PATH": ""}).stdout
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "night.txt").write_text("The night train to Vienna leaves at 22:10 from platform 4.\n")
+    return tmp_path
+
+
+def test_what_a_searching_process_holds_is_left_out_of_full_collections_until_the_index_closes(folder: Path):
+    out = _run(f"""
+        import gc
+        from engine import Index
+        from engine.heap import SEARCHES_BEFORE_FREEZING
+        index = Index({str(folder / 'index')!r})
+        index.add([{str(folder / 'docs')!r}])
+        for _ in range(SEARCHES_BEFORE_FREEZING - 1):
+            index.search("overnight rail service to Austria")
+        assert gc.get_freeze_count() == 0  # a process that searches a few times pays nothing
+        index.search("overnight rail service to Austria")
+        held = gc.get_freeze_count()
+        walked = len(gc.get_objects())  # what a full collection walks: the frozen objects are not among them
+        index.search("the night train")
+        print(held, walked, gc.get_freeze_count())
+        index.close()
+        print(gc.get_freeze_count())
+        """, folder).split()
+    held, walked, still, closed = map(int, out)
+    assert held > 10 * walked  # the model, word space and index: thousands of objects, against what queries leave
+    assert still <= held  # frozen once, not again on every query (frozen objects freed since leave the count)
+    assert closed == 0
+
+
+def test_garbage_frozen_with_an_index_is_collectable_once_it_closes(folder: Path):
+    out = _run(f"""
+        import gc
+        import weakref
+        from engine import Index
+        from engine.heap import SEARCHES_BEFORE_FREEZING
+
+        class Node:
+            pass
+
+        node = Node()
+        node.self = node  # a reference cycle: only the cyclic collector frees it
+        alive = weakref.ref(node)
+        index = Index({str(folder / 'index')!r})
+        index.add([{str(folder / 'docs')!r}])
+        for _ in range(SEARCHES_BEFORE_FREEZING):
+            index.search("overnight rail service to Austria")  # the node is frozen with everything else
+        del node
+        gc.collect()
+        frozen = alive() is not None
+        index.close()
+        gc.collect()
+        print(frozen, alive() is None)
+        """, folder)
+    assert out.split() == ["True", "True"]

@@ -24,7 +24,7 @@ from engine.embed.base import Embedder
 from engine.errors import QueryError
 from engine.facets import rerank as facet_rerank
 from engine.facets.space import FacetSpace
-from engine.heap import keep_freed_memory
+from engine.heap import freeze_long_lived, keep_freed_memory
 from engine.search import alignment, meaning, related, spelling
 from engine.search import relevance as rel
 from engine.search.annotate import annotate
@@ -196,6 +196,7 @@ class Searcher:
     ) -> None:
         self.store, self.vectors, self.embedder, self.calibration = store, vectors, embedder, calibration
         keep_freed_memory()  # a query's large arrays reuse the last one's memory (engine/heap.py)
+        freeze_long_lived()  # the model and word space out of the collector's full collections (engine/heap.py)
         # the static model's word space: facet explanations and the relevance gate's word alignment are made in it
         # (None: results carry no facet explanations and the gate weighs evidence alone)
         self.facets = facets
