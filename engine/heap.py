@@ -10,10 +10,9 @@ such arrays come from the heap and freed memory stays in the process for the nex
 Process-wide and set once, by the first searcher; elsewhere (macOS, Windows, musl) nothing changes.
 
 Python's cyclic collector runs a full collection every few dozen queries, and it walks every object the process
-holds: after a query on the whole-corpus index, 41k objects (the model's vocabulary, the word space, the graph's
-wrappers) in 20-35 ms, which lands on one query in thirty. What is alive when a searcher is made is moved out of
-those collections (``gc.freeze``) until an index is closed, so a full collection walks only what queries made since
-(docs/decisions/0022-long-lived-objects-frozen.md).
+holds (the model's vocabulary, the word space, the index's wrappers), which makes those queries the slowest. A process
+that keeps searching moves what it holds out of those collections (``gc.freeze``) until an index is closed, so a full
+collection walks only what queries made since (docs/decisions/0022-long-lived-objects-frozen.md).
 """
 
 from __future__ import annotations
@@ -56,9 +55,9 @@ def keep_freed_memory() -> bool:
     return kept
 
 
-# Searches a process makes before it freezes what it holds, after one full collection (25 ms on the whole-corpus
-# index, more in a larger process): one that searches a few times (`quire search`, most tests) pays nothing, one that
-# keeps searching (the app, `quire search --queries`) pays once, before the first of its full collections is due.
+# Searches a process makes before it freezes what it holds, after one full collection: one that searches a few times
+# (`quire search`, most tests) pays nothing for it, one that keeps searching (the app, `quire search --queries`) pays
+# once, before its first full collection is due (docs/decisions/0022-long-lived-objects-frozen.md).
 SEARCHES_BEFORE_FREEZING = 10
 
 
