@@ -4,8 +4,6 @@ finish (engine.cluster.remote)."""
 
 from __future__ import annotations
 
-import os
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -156,7 +154,7 @@ def test_a_driver_killed_mid_run_is_finished_by_a_rerun(cluster: str, single: tu
     try:
         _wait_for_a_commit(db / "shard-000")
         with _writes_held(db / "shard-000"):
-            os.kill(driver.pid, signal.SIGKILL)
+            driver.kill()
             driver.wait()
             _wait_for_the_writer_to_end(0)
     finally:

@@ -38,10 +38,23 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before, 10 * sum(SIZE
 """
 
 
+def _run(script: str, cwd: Path) -> str:
+    """What ``script`` (dedented) prints, run in a fresh interpreter that imports quire from this checkout."""
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(script)], cwd=cwd, capture_output=True, text=True,
+                          check=True, env={"PYTHONPATH": str(ROOT), "PATH": ""}).stdout
+
+
 def _faults(setup: str, cwd: Path) -> tuple[int, int]:
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(setup) + CYCLES], cwd=cwd, capture_output=True,
-                         text=True, check=True, env={"PYTHONPATH": str(ROOT), "PATH": ""}).stdout.split()
+    out = _run(textwrap.dedent(setup) + CYCLES, cwd).split()
     return int(out[-2]), int(out[-1])
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """A folder holding docs/night.txt, one sentence to index."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "night.txt").write_text("The night train to Vienna leaves at 22:10 from platform 4.\n")
+    return tmp_path
 
 
 def test_arrays_freed_by_one_query_are_reused_by_the_next_without_page_faults(tmp_path: Path):
@@ -49,29 +62,15 @@ def test_arrays_freed_by_one_query_are_reused_by_the_next_without_page_faults(tm
     assert faults < pages // 100
 
 
-def test_a_searcher_keeps_freed_memory(tmp_path: Path):
-    (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "night.txt").write_text("The night train to Vienna leaves at 22:10 from platform 4.\n")
+def test_a_searcher_keeps_freed_memory(folder: Path):
     setup = f"""
         from engine import Index
-        index = Index({str(tmp_path / 'index')!r})
-        index.add([{str(tmp_path / 'docs')!r}])
+        index = Index({str(folder / 'index')!r})
+        index.add([{str(folder / 'docs')!r}])
         assert index.search("overnight rail service to Austria").results
         """
-    faults, pages = _faults(setup, tmp_path)
+    faults, pages = _faults(setup, folder)
     assert faults < pages // 100
-
-
-def _run(script: str, cwd: Path) -> str:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(script)], cwd=cwd, capture_output=True, text=True,
-                          check=True, env={"PYTHONPATH": str(ROOT), "PATH": ""}).stdout
-
-
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "night.txt").write_text("The night train to Vienna leaves at 22:10 from platform 4.\n")
-    return tmp_path
 
 
 def test_what_a_searching_process_holds_is_left_out_of_full_collections_until_the_index_closes(folder: Path):
