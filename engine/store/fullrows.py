@@ -17,6 +17,7 @@ import numpy as np
 from engine.store.files import replace_file
 from engine.store.topk import best_k
 from engine.store.vectorrows import VECTOR_DTYPE
+from engine.store.widen import as_float32
 
 
 class FullRows:
@@ -72,7 +73,7 @@ class FullRows:
         rows = self._rows(wanted)
         found = rows >= 0
         found[found] = self._alive[rows[found]]
-        return wanted[found], self._matrix[rows[found]].astype(np.float32, copy=False)
+        return wanted[found], as_float32(self._matrix[rows[found]])
 
     @property
     def live_count(self) -> int:
@@ -82,7 +83,7 @@ class FullRows:
     def live(self) -> tuple[np.ndarray, np.ndarray]:
         """(labels, float32 vectors) of every live row."""
         alive = self._alive[: self._count]
-        return self._labels[: self._count][alive], self._matrix[: self._count][alive].astype(np.float32)
+        return self._labels[: self._count][alive], as_float32(self._matrix[: self._count][alive])
 
     def nearest(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(labels, inner products) of the ``k`` live rows nearest ``query`` (unit vectors: cosines), best first, ties

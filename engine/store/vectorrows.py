@@ -13,6 +13,7 @@ import sqlite_utils
 from engine.store import schema, sentences
 from engine.store.chunks import in_chunks
 from engine.store.sentences import StoredSentences
+from engine.store.widen import as_float32
 
 # Vectors are stored as float16: half the bytes of float32 for a cosine error of about 1e-3, far below the
 # differences that change a ranking. They are the source of truth the HNSW index is rebuilt from.
@@ -160,4 +161,4 @@ def _matrix(rows: list[tuple[int, bytes]]) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros(0, np.int64), np.zeros((0, 0), np.float32)
     out_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=VECTOR_DTYPE).reshape(len(rows), -1)
-    return out_ids, matrix.astype(np.float32)
+    return out_ids, as_float32(matrix)
