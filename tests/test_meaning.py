@@ -53,6 +53,16 @@ def test_repeated_sentences_count_at_the_penalty_and_strangers_not_at_all() -> N
     assert penalised[1][1] == pytest.approx(plain[1][1])  # the centroid is the document's, repeated or not
 
 
+@pytest.mark.parametrize("lengths", [[10, 10, 10], [9, 10, 7, 10, 1], [1, 1, 1, 40]])
+def test_each_documents_rows_are_summed_as_its_own_slice(lengths: list[int]) -> None:
+    # equal runs, runs of about equal length (padded), and one run far longer than the rest (summed slice by slice)
+    rng = np.random.default_rng(2)
+    vectors = rng.normal(size=(sum(lengths), 16)).astype(np.float32)
+    starts = np.cumsum([0, *lengths[:-1]])
+    expected = np.stack([vectors[a : a + n].sum(axis=0) for a, n in zip(starts, lengths)])
+    assert np.array_equal(meaning._sums(vectors, starts), expected)
+
+
 def test_long_documents_are_read_at_evenly_spaced_sentences(monkeypatch) -> None:
     monkeypatch.setattr(meaning, "SCORED_SENTENCES", 100)
     ids = meaning.sentences_to_score({1: (0, 9), 2: (10, 1009)})
