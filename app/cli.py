@@ -303,7 +303,8 @@ def _print_response(response) -> None:
         words = ", ".join(t.word for t in r.explanation.matched_terms)
         path = readable(r.path)
         click.echo(click.style(f"{i}. {r.title or Path(path).name}", bold=True) + f"  {path}{page}")
-        click.echo(f"   {sim}" + (f" · words: {words}" if words else "") + (" · weak" if r.weak else ""))
+        # the query's words the document holds, in the shown sentence (highlighted below it) or in its other passages
+        click.echo(f"   {sim}" + (f" · in the document: {words}" if words else "") + (" · weak" if r.weak else ""))
         click.echo(f"   {_highlight(r.sentence, r.highlights)}")
     if response.missing:
         click.echo(f"not in any document: {', '.join(response.missing)}")

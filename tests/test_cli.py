@@ -84,6 +84,12 @@ def test_search_text_output_shows_the_ranking_score(db: Path) -> None:
     assert code == 0 and len(scores) > 1 and scores == sorted(scores, reverse=True) and scores[0] >= 50
 
 
+def test_search_text_output_says_the_words_are_the_documents(db: Path) -> None:
+    # the query's words a document holds need not all be in the one sentence shown: the line says where they are
+    code, out = run("search", "echolocation porpoises", "--db", str(db), "-k", "1")
+    assert code == 0 and " · in the document: " in out and "words:" not in out, out
+
+
 def test_search_names_the_query_words_no_document_holds(db: Path) -> None:
     code, out = run("search", "porpoises zeppelin", "--db", str(db), "-k", "1")
     assert code == 0 and "porpoise.md" in out
