@@ -22,7 +22,7 @@ def as_float32(rows: np.ndarray) -> np.ndarray:
         return rows.astype(np.float32, copy=False)
     bits = rows.view(np.uint16).astype(np.uint32)
     sign = bits & _SIGN
-    bits ^= sign
+    bits &= _MAGNITUDE
     if bits.size and bits.max() >= _EXPONENT:
         return rows.astype(np.float32)  # infinities or NaN: not in vectors of unit rows, but kept as numpy keeps them
     bits <<= 13
