@@ -226,6 +226,19 @@ def test_a_first_line_of_sentences_is_no_title(tmp_path: Path, first: str, title
     assert readers.read(path).title == title
 
 
+@pytest.mark.parametrize(("head", "title"), [
+    # a hard-wrapped paragraph's first line, cut mid-sentence (a README a new user indexed)
+    ("These are the GNU core utilities.  This package is the union of\nthe GNU fileutils packages.", "README"),
+    ("Written for the spring fair,\nMaple Street, in May", "README"),
+    # a title with a line under it that is no continuation
+    ("GNU Aspell English Dictionary Package\nVersion 2020.12.07-0", "GNU Aspell English Dictionary Package"),
+])
+def test_a_wrapped_first_line_is_no_title(tmp_path: Path, head: str, title: str) -> None:
+    path = tmp_path / "README.txt"
+    path.write_text(f"{head}\n\nMost of these programs have advantages.\n", encoding="utf-8")
+    assert readers.read(path).title == title
+
+
 def test_long_first_line_is_no_title(tmp_path: Path) -> None:
     path = tmp_path / "essay.txt"
     path.write_text("word " * 40 + "\n\nMore.\n", encoding="utf-8")

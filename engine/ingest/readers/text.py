@@ -163,13 +163,16 @@ def paragraphs(text: str) -> list[str]:
     return [part for part in parts if part.strip()]
 
 
-def short_title(line: str | None, path: Path) -> str:
+def short_title(line: str | None, path: Path, following: str | None = None) -> str:
     """A line short enough to be a title and not running text, or the file's stem: a note that begins "The night
     train to Vienna leaves at 22:10. Tickets are sold at the counter." was titled by its two sentences, which its
-    card then showed again as the passage."""
+    card then showed again as the passage. ``following``: the next line, where it is in the same paragraph; a
+    hard-wrapped paragraph's first line is running text cut mid-sentence ("These are the GNU core utilities.  This
+    package is the union of"), which the next line carries on in lower case or after a comma."""
     line = (line or "").strip()
     running_text = line.endswith((".", "!", "?")) and len(split_spans(line)) > 1  # not "Chapter 1. Introduction"
-    return line if 0 < len(line) <= _TITLE_MAX_CHARS and not running_text else path.stem
+    carried_on = following is not None and (following.lstrip()[:1].islower() or line.endswith(","))
+    return line if 0 < len(line) <= _TITLE_MAX_CHARS and not running_text and not carried_on else path.stem
 
 
 class TextReader:
@@ -193,8 +196,12 @@ class TextReader:
             text = drop_modeline(text)  # an editor's settings, not the title
             title, text = self.markup(text)
             blocks = tuple(Block(part) for part in paragraphs(text))
-        first = next((line for line in text.splitlines() if line.strip()), None)
-        return Document(title=title or short_title(first, path), blocks=blocks, kind=self.name)
+        lines = text.splitlines()
+        at = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
+        first = lines[at] if at < len(lines) else None
+        following = lines[at + 1] if at + 1 < len(lines) and lines[at + 1].strip() else None
+        title = title or short_title(first, path, following)
+        return Document(title=title, blocks=blocks, kind=self.name)
 
     def markup(self, text: str) -> tuple[str | None, str]:
         """The title the markup declares (None if it declares none) and the text with its markup removed."""
