@@ -151,8 +151,11 @@ def test_drop_folder_index_and_search_ranked_with_highlights(qtbot, window, corp
     assert "echolocation" in window.preview.browser.toPlainText()
     window.preview.toggle.setChecked(True)
     text = window.preview.browser.toPlainText()
-    assert "Meaning of this passage: cosine" in text and "Fusion" in text and "echolocation (idf" in text
+    assert "Meaning of this passage: cosine" in text and "Combined by" in text and "echolocation (idf" in text
     assert "Rank by meaning (whole document)" in text and "Shown as" in text
+    # the ranking's numbers by name, none by its raw key
+    assert "Ranking score: meaning and words combined" in text and "Evidence of relevance" in text
+    assert not re.search(r"\b(fused|evidence|alignment) \d", text)
     # the delegate paints real rows
     image = window.results.grab().toImage()
     assert image.width() > 100 and len({image.pixel(x, 30) for x in range(0, image.width(), 4)}) > 3

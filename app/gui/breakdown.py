@@ -89,6 +89,17 @@ def notes(result: SearchResult) -> list[str]:
     return out
 
 
+# The ranking's numbers (Explanation.contributions) as the Details table names them, a key it does not know as it is:
+# the raw keys read as jargon to a new user of the window (docs/decisions/0002, 0015 and 0016 say what each is).
+_SCORE_NAMES = {
+    "semantic": "Meaning of the whole document (best sentence and average)",
+    "words": "Words, counting words related to yours: BM25",
+    "fused": "Ranking score: meaning and words combined",
+    "evidence": "Evidence of relevance on this index's scale",
+    "alignment": "How your words line up with the passage's (0-1)",
+}
+
+
 def _rank(rank: int | None, side: str, used: bool) -> str:
     """A side's rank as the Details table says it: a mode that does not order by that side says so."""
     if not used:
@@ -113,9 +124,9 @@ def details_html(result: SearchResult, mode: Mode | None = None) -> str:
     terms = ", ".join(f"{html.escape(t.word)} (idf {t.idf:.2f})" for t in e.matched_terms) or "none"
     rows.append(("Matched words", terms))
     rows.append(("Word coverage", f"{e.term_coverage:.0%} of the query's weight (rare words weigh more)"))
-    rows.append(("Fusion", html.escape(e.fusion)))
+    rows.append(("Combined by", html.escape(e.fusion)))
+    rows.extend((_SCORE_NAMES.get(k, html.escape(k)), f"{v:.4f}") for k, v in e.contributions.items())
     if e.contributions:
-        rows.append(("Scores", ", ".join(f"{html.escape(k)} {v:.4f}" for k, v in e.contributions.items())))
         rows.append(("Shown as", f"{result.score:g}: the first result's relevance (50 at this index's bar), the others "
                                  "in proportion to their fused score"))
     cells = "".join(f"<tr><td><b>{k}</b>&nbsp;&nbsp;</td><td>{v}</td></tr>" for k, v in rows)
