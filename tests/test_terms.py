@@ -9,6 +9,7 @@ from engine.text.terms import (
     fold,
     fts_query,
     matches,
+    query_terms,
     split_phrases,
     stem,
     stem_counts,
@@ -196,3 +197,11 @@ def test_cjk_letters_are_words_in_overlapping_pairs() -> None:
             counts[found] = counts.get(found, 0) + 1
     assert stem_counts(CJK, stems | {stem("python")}) == expected
     assert stem_counts(["Python入門 python"], frozenset({stem("python")})) == [{stem("python"): 2}]
+
+
+def test_a_negative_contractions_first_part_is_no_query_word() -> None:
+    # a new user's "members who haven't paid" was told that "haven" is in none of the documents
+    assert [t.word for t in query_terms("members who haven't paid")] == ["members", "paid"]
+    assert [t.word for t in query_terms("I don’t know what won't work")] == ["know", "work"]  # either apostrophe
+    assert [t.word for t in query_terms("a safe haven for the Don")] == ["safe", "haven", "Don"]  # words of their own
+    assert [t.word for t in query_terms("O'Toole's pub")] == ["O", "Toole", "pub"]  # an apostrophe before no "t"

@@ -88,6 +88,10 @@ STOPWORDS = frozenset(
 )
 
 
+# What follows the first part of a negative contraction ("haven" of "haven't", either apostrophe).
+_NEGATION = re.compile(r"['\u2019][tT]\b")
+
+
 @dataclass(frozen=True)
 class Term:
     """A query word: as typed, and as the index stores it (folded, stemmed)."""
@@ -270,11 +274,14 @@ def _cut(word: str, at: int) -> list[tuple[str, int, int]]:
 
 
 def query_terms(text: str) -> list[Term]:
-    """Distinct content words of a query, in order; stop words are dropped unless nothing else is left."""
+    """Distinct content words of a query, in order; stop words are dropped unless nothing else is left, and so is
+    the part of a negative contraction before its "'t" ("haven't", "don't", "won't"): a function word there, though
+    "haven", "don" and "won" are words of their own (a new user's "members who haven't paid" was told "haven" is in
+    none of the documents)."""
     seen: dict[str, Term] = {}
     stopped: dict[str, Term] = {}
-    for word, _, _ in words(text):
-        target = stopped if fold(word) in STOPWORDS else seen
+    for word, _, end in words(text):
+        target = stopped if fold(word) in STOPWORDS or _NEGATION.match(text, end) else seen
         target.setdefault(stem(word), Term(word, stem(word)))
     return list((seen or stopped).values())
 
