@@ -239,6 +239,19 @@ def test_a_wrapped_first_line_is_no_title(tmp_path: Path, head: str, title: str)
     assert readers.read(path).title == title
 
 
+@pytest.mark.parametrize(("head", "title"), [
+    # a saved e-mail a new user indexed was titled by its "To:" line
+    ("To: environmental.health@leeds.gov.uk\nSubject: Loud music from the flat below", "Loud music from the flat below"),
+    ("From: Ann\nDate: 3 May 2024\nre: the allotment rota", "the allotment rota"),
+    ("Date: 3 May 2024", "letter"),  # a header without a subject: no line of it is a title
+    ("To do: paint the fence", "To do: paint the fence"),  # no header field
+])
+def test_a_message_header_gives_its_subject_as_title(tmp_path: Path, head: str, title: str) -> None:
+    path = tmp_path / "letter.txt"
+    path.write_text(f"{head}\n\nDear team,\n\nThe music goes on until 3 in the morning.\n", encoding="utf-8")
+    assert readers.read(path).title == title
+
+
 def test_long_first_line_is_no_title(tmp_path: Path) -> None:
     path = tmp_path / "essay.txt"
     path.write_text("word " * 40 + "\n\nMore.\n", encoding="utf-8")

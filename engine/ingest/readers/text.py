@@ -57,6 +57,8 @@ _MAX_ACCENTED_LETTERS = 0.5
 # others ("by³em" for "byłem").
 _WESTERN_MARKS = frozenset("‘’‚“”„–—…•€«»‹›°£¥§©®™¡¿·×÷±¢¶\xa0\xad")
 _PARAGRAPH_BREAK = re.compile(r"\n(?:[ \t]*\n)+")
+# A line of a message's or memo's header: the field's name, and its value.
+_HEADER_FIELD = re.compile(r"(from|to|cc|bcc|date|sent|subject|re|reply-to)\s*:\s*(.*)", re.IGNORECASE)
 _TITLE_MAX_CHARS = 100
 
 
@@ -175,6 +177,26 @@ def short_title(line: str | None, path: Path, following: str | None = None) -> s
     return line if 0 < len(line) <= _TITLE_MAX_CHARS and not running_text and not carried_on else path.stem
 
 
+def text_title(text: str, path: Path) -> str:
+    """A plain text's title: the subject of the message or memo header it opens with ("To: ...", "Subject: ..."),
+    else its first line where that is a title (:func:`short_title`). A new user's saved e-mail was titled by its
+    "To:" line; a header without a subject gives the file's stem."""
+    lines = text.splitlines()
+    at = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
+    header = []
+    for line in lines[at:]:
+        field = _HEADER_FIELD.fullmatch(line.strip())
+        if field is None:
+            break
+        header.append(field)
+    if header:
+        subject = next((f.group(2) for f in header if f.group(1).lower() in ("subject", "re")), None)
+        return short_title(subject, path)
+    first = lines[at] if at < len(lines) else None
+    following = lines[at + 1] if at + 1 < len(lines) and lines[at + 1].strip() else None
+    return short_title(first, path, following)
+
+
 class TextReader:
     """Plain text and source code: paragraphs as they are, the first line as title if it is short."""
 
@@ -196,12 +218,7 @@ class TextReader:
             text = drop_modeline(text)  # an editor's settings, not the title
             title, text = self.markup(text)
             blocks = tuple(Block(part) for part in paragraphs(text))
-        lines = text.splitlines()
-        at = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
-        first = lines[at] if at < len(lines) else None
-        following = lines[at + 1] if at + 1 < len(lines) and lines[at + 1].strip() else None
-        title = title or short_title(first, path, following)
-        return Document(title=title, blocks=blocks, kind=self.name)
+        return Document(title=title or text_title(text, path), blocks=blocks, kind=self.name)
 
     def markup(self, text: str) -> tuple[str | None, str]:
         """The title the markup declares (None if it declares none) and the text with its markup removed."""
