@@ -300,7 +300,7 @@ def _print_response(response) -> None:
     for i, r in enumerate(response.results, 1):
         page = f", p. {r.page}" if r.page else ""
         sim = f"score {r.score:.0f}" + (f", similarity {r.similarity:.2f}" if r.similarity is not None else "")
-        words = ", ".join(t.word for t in r.explanation.matched_terms)
+        words = ", ".join(t.said for t in r.explanation.matched_terms)
         path = readable(r.path)
         click.echo(click.style(f"{i}. {r.title or Path(path).name}", bold=True) + f"  {path}{page}")
         # the query's words the document holds, in the shown sentence (highlighted below it) or in its other passages

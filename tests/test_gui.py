@@ -886,6 +886,10 @@ def test_breakdown_headlines_for_each_way_a_result_is_found():
     assert (headline(found(("otters",), 4, 2), asked, Mode.SEMANTIC)
             == "Found by meaning; this document also holds 1 of your 3 words: otters.")
     assert headline(found(("otters",), None, 2), asked, Mode.LEXICAL) == "Found by 1 of your 3 words, which this document holds: otters."
+    # a word the document holds only in another form of its stem is named as the document writes it
+    other = Explanation(0.5, None, 3.0, (MatchedTerm("medication", "medic", 1.0, "Medical"),), 0.5, 1, 1, "hybrid", {})
+    assert (headline(other, ("medication", "statins"), hybrid)
+            == "Found by meaning and by 1 of your 2 words, which this document holds: medication (as Medical).")
 
 
 def test_how_close_in_meaning_is_said_finely_where_most_results_are():

@@ -76,6 +76,15 @@ def test_lexical_results_carry_no_cosine_and_highlight_the_words(idx: Index) -> 
     assert best.explanation.term_coverage == pytest.approx(1.0)
 
 
+def test_a_word_held_only_in_another_form_is_named_as_the_document_writes_it(idx: Index) -> None:
+    # a new user read "which this document holds: medication" of a letter that says "Medical" (both "medic")
+    best = idx.search("hunting squid", k=1, mode="lexical").results[0]
+    terms = {t.word: t for t in best.explanation.matched_terms}
+    assert Path(best.path).name == "porpoise.md"
+    assert (terms["hunting"].written, terms["hunting"].said) == ("hunt", "hunting (as hunt)")
+    assert (terms["squid"].written, terms["squid"].said) == (None, "squid")
+
+
 def test_context_surrounds_the_best_sentence(idx: Index) -> None:
     sentence = "They use echolocation to hunt fish and squid in murky coastal water."
     best = idx.search(sentence, k=1, mode="semantic").results[0]

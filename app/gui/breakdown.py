@@ -47,7 +47,7 @@ def headline(e: Explanation, asked: Sequence[str] | None, mode: Mode | None) -> 
     ``mode``: the search's, which says what ranked the results (semantic mode looks up the words too, but only to
     judge whether anything is relevant); None: the ranks alone tell.
     """
-    matched = [t.word for t in e.matched_terms]
+    matched = [t.said for t in e.matched_terms]
     # Mode is a str enum: compared by value, the engine's module need not load on the GUI thread for this
     by_meaning = e.semantic_rank is not None and mode != "lexical"
     by_words = e.lexical_rank is not None and mode != "semantic"
@@ -121,7 +121,7 @@ def details_html(result: SearchResult, mode: Mode | None = None) -> str:
     if e.bm25 is not None:
         rows.append(("Words: BM25 of its best passage", f"{e.bm25:.3f}"))
     rows.append(("Rank by words", _rank(e.lexical_rank, "words", mode != "semantic")))
-    terms = ", ".join(f"{html.escape(t.word)} (idf {t.idf:.2f})" for t in e.matched_terms) or "none"
+    terms = ", ".join(f"{html.escape(t.said)} (idf {t.idf:.2f})" for t in e.matched_terms) or "none"
     rows.append(("Matched words", terms))
     rows.append(("Word coverage", f"{e.term_coverage:.0%} of the query's weight (rare words weigh more)"))
     rows.append(("Combined by", html.escape(e.fusion)))

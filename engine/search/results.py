@@ -18,11 +18,19 @@ class Mode(str, Enum):
 
 @dataclass(frozen=True)
 class MatchedTerm:
-    """A query word found in the passage; ``idf`` says how rare (informative) it is in this index."""
+    """A query word found in the document; ``idf`` says how rare (informative) it is in this index; ``written``: the
+    document's word where it holds the query's only through another word of its stem ("Medical" for "medication":
+    both are "medic" to the index), None where it holds the word as typed."""
 
     word: str
     stem: str
     idf: float
+    written: str | None = None
+
+    @property
+    def said(self) -> str:
+        """The word as an explanation names it: "medication (as Medical)" where the document holds another form."""
+        return self.word if self.written is None else f"{self.word} (as {self.written})"
 
 
 @dataclass(frozen=True)

@@ -125,6 +125,7 @@ class _Evidence:
     matched: set[str]
     coverage: float
     weak: bool
+    candidates: list[SentenceRow]  # the sentences it could be shown by, which ``matched`` was read from
     duplicates: list[str] = field(default_factory=list)
 
 
@@ -628,20 +629,21 @@ class Searcher:
         similarity = cosines.get(best.id)
         # weak: the query found nothing relevant at all, or this document's evidence is far below what that takes
         weak = not asked.answered or doc.evidence < asked.floor
-        return _Evidence(doc, record, best, similarity, matched, coverage, weak)
+        return _Evidence(doc, record, best, similarity, matched, coverage, weak, candidates)
 
     def _result(self, evidence: _Evidence, asked: _Query, card: tuple[float, float] | None) -> SearchResult:
         """The result for one document (context left empty: :meth:`explain` adds it). Its score is the ranking's
         fused score scaled so that the ranking's first document shows its relevance (0-100); ``card``: that
         document's evidence as the gate weighed it, and its fused score."""
         doc, record, best, similarity = evidence.doc, evidence.record, evidence.best, evidence.similarity
+        written = _written([c.text for c in evidence.candidates], evidence.matched, asked)
         percentile = self.calibration.percentile(similarity) if self.calibration and similarity is not None else None
         explanation = Explanation(
             cosine=similarity,
             cosine_percentile=percentile,
             bm25=doc.lex_score if doc.lex_passage is not None else None,
             matched_terms=tuple(
-                MatchedTerm(t.word, s, round(asked.idf.get(s, 0.0), 4)) for s, t in asked.stems.items()
+                MatchedTerm(t.word, s, round(asked.idf.get(s, 0.0), 4), written.get(s)) for s, t in asked.stems.items()
                 if s in evidence.matched
             ),
             term_coverage=round(evidence.coverage, 4),
@@ -899,6 +901,20 @@ def _word_mass(text: str, stems_in: set[str], asked: _Query) -> float:
     else:  # folded as the index folds ("café" holds "cafe")
         words = {T.fold(w) for w, _, _ in T.words(text)}
     return sum(asked.idf.get(s, 0.0) * (1.0 if asked.folded[s] in words else STEM_ONLY_SHARE) for s in stems_in)
+
+
+def _written(texts: list[str], stems: set[str], asked: _Query) -> dict[str, str]:
+    """For each of the query's ``stems`` that ``texts`` hold only through another word of the stem, the first such word
+    as written: an explanation that says the document holds "medication" where it holds "Medical" is untrue."""
+    words = [w for text in texts for w, _, _ in T.words(text)]
+    held = {T.fold(w) for w in words}
+    out: dict[str, str] = {}
+    for s in stems:
+        if asked.folded[s] not in held:
+            other = next((w for w in words if T.stem(w) == s), None)
+            if other is not None:
+                out[s] = other
+    return out
 
 
 def _semantic_best(doc: _Doc, cosines: dict[int, float]) -> SentenceRow:
