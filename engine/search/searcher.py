@@ -125,7 +125,7 @@ class _Evidence:
     matched: set[str]
     coverage: float
     weak: bool
-    candidates: list[SentenceRow]  # the sentences it could be shown by, which ``matched`` was read from
+    holding: list[str]  # the texts of its candidate sentences that hold a query word, which ``matched`` was read from
     duplicates: list[str] = field(default_factory=list)
 
 
@@ -629,14 +629,15 @@ class Searcher:
         similarity = cosines.get(best.id)
         # weak: the query found nothing relevant at all, or this document's evidence is far below what that takes
         weak = not asked.answered or doc.evidence < asked.floor
-        return _Evidence(doc, record, best, similarity, matched, coverage, weak, candidates)
+        holding = [c.text for c in candidates if found[c.id]]
+        return _Evidence(doc, record, best, similarity, matched, coverage, weak, holding)
 
     def _result(self, evidence: _Evidence, asked: _Query, card: tuple[float, float] | None) -> SearchResult:
         """The result for one document (context left empty: :meth:`explain` adds it). Its score is the ranking's
         fused score scaled so that the ranking's first document shows its relevance (0-100); ``card``: that
         document's evidence as the gate weighed it, and its fused score."""
         doc, record, best, similarity = evidence.doc, evidence.record, evidence.best, evidence.similarity
-        written = _written([c.text for c in evidence.candidates], evidence.matched, asked)
+        written = _written(evidence.holding, evidence.matched, asked)
         percentile = self.calibration.percentile(similarity) if self.calibration and similarity is not None else None
         explanation = Explanation(
             cosine=similarity,
@@ -896,25 +897,52 @@ def _word_mass(text: str, stems_in: set[str], asked: _Query) -> float:
     STEM_ONLY_SHARE where it has only another word of its stem."""
     if not stems_in:
         return 0.0
-    if text.isascii():
-        words = set(_ASCII_WORD.findall(text.lower()))
-    else:  # folded as the index folds ("café" holds "cafe")
-        words = {T.fold(w) for w, _, _ in T.words(text)}
+    words = _folded_words(text)
     return sum(asked.idf.get(s, 0.0) * (1.0 if asked.folded[s] in words else STEM_ONLY_SHARE) for s in stems_in)
+
+
+def _folded_words(text: str) -> set[str]:
+    """The distinct words of ``text``, folded as the index folds them ("café" holds "cafe")."""
+    if text.isascii():
+        return set(_ASCII_WORD.findall(text.lower()))
+    return {T.fold(w) for w, _, _ in T.words(text)}
 
 
 def _written(texts: list[str], stems: set[str], asked: _Query) -> dict[str, str]:
     """For each of the query's ``stems`` that ``texts`` hold only through another word of the stem, the first such word
     as written: an explanation that says the document holds "medication" where it holds "Medical" is untrue."""
-    words = [w for text in texts for w, _, _ in T.words(text)]
-    held = {T.fold(w) for w in words}
+    joined = "\n".join(texts)
+    lowered = joined.lower()
+    same = len(lowered) == len(joined)  # lowercasing a few letters changes the length: then named in lower case
     out: dict[str, str] = {}
     for s in stems:
-        if asked.folded[s] not in held:
-            other = next((w for w in words if T.stem(w) == s), None)
-            if other is not None:
-                out[s] = other
+        if _word_at(lowered, asked.folded[s]) is not None:
+            continue  # held as typed, as most are
+        # a word of the stem begins with it, but for the letter the stemmer rewrites ("stori" of "story")
+        for at, end in _words_from(lowered, s[: max(1, len(s) - 1)]):
+            if T.stem(lowered[at:end]) == s:
+                form = (joined if same else lowered)[at:end]
+                if T.fold(form) != asked.folded[s]:  # not "café" for a typed "cafe": the same word to the index
+                    out[s] = form
+                break
     return out
+
+
+def _words_from(text: str, start: str) -> Iterator[tuple[int, int]]:
+    """Where each word of ``text`` that begins with ``start`` begins and ends."""
+    at = text.find(start)
+    while at >= 0:
+        if at == 0 or not text[at - 1].isalnum():
+            end = at + len(start)
+            while end < len(text) and text[end].isalnum():
+                end += 1
+            yield at, end
+        at = text.find(start, at + 1)
+
+
+def _word_at(text: str, word: str) -> int | None:
+    """Where ``text`` holds ``word`` as a whole word first, or None."""
+    return next((at for at, end in _words_from(text, word) if end == at + len(word)), None)
 
 
 def _semantic_best(doc: _Doc, cosines: dict[int, float]) -> SentenceRow:
