@@ -892,6 +892,17 @@ def test_breakdown_headlines_for_each_way_a_result_is_found():
             == "Found by meaning and by 1 of your 2 words, which this document holds: medication (as Medical).")
 
 
+def test_the_preview_puts_a_heading_on_a_line_of_its_own():
+    from app.gui.preview import flowed
+
+    # a new user read "Rent and deposit The monthly rent is ..." in the preview of a lease
+    texts = ["No pets.", "Rent and deposit", "The rent is £950.", "It is due monthly!", "Groceries: 420", "Fuel: 90"]
+    assert flowed(texts, [t.upper() for t in texts]) == (
+        "NO PETS.<br>RENT AND DEPOSIT<br>THE RENT IS £950. IT IS DUE MONTHLY!<br>GROCERIES: 420<br>FUEL: 90")
+    assert flowed(["He said “stop.”", "Then left."], ["a", "b"]) == "a b"  # a quote closes the sentence
+    assert flowed([], []) == ""
+
+
 def test_how_close_in_meaning_is_said_finely_where_most_results_are():
     from app.gui.breakdown import share_of_pairs
 

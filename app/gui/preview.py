@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,17 +20,34 @@ if TYPE_CHECKING:
     from engine import Mode, SearchResult
 
 
+# How a sentence ends; one that does not end so was a line of its own in the file (a heading, a list item, a letterhead):
+# the splitter (engine.text.sentences) ends a sentence without punctuation where a paragraph or a heading's line does,
+# or cuts one of over 600 characters, which then starts a line as well.
+_SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*\s*$")
+
+
+def flowed(texts: Sequence[str], pieces: Sequence[str]) -> str:
+    """The ``pieces`` (the HTML of ``texts``, a passage's sentences in order) run together as the file's lines run: a
+    line break before and after a sentence that does not end like one, so that "Rent and deposit" is not read as the
+    start of "Rent and deposit The monthly rent is ...", spaces elsewhere."""
+    ends = [_SENTENCE_END.search(t) is not None for t in texts]
+    out = [pieces[0]] if pieces else []
+    for i in range(1, len(pieces)):
+        out.append(" " if ends[i - 1] and ends[i] else "<br>")
+        out.append(pieces[i])
+    return "".join(out)
+
+
 def context_html(result: SearchResult, asked: Sequence[str] | None, mode: Mode | None, show_details: bool) -> str:
     """The preview document for ``result``: the passage in context, then why it was found (``asked``: the query's
     words, None for "more like this"; ``mode``: the search's), with the numbers when ``show_details``."""
     path = readable(result.path)
     title = html.escape(result.title or Path(path).name)
     page = f" · page {result.page}" if result.page else ""
-    before = " ".join(html.escape(s) for s in result.context_before)
-    after = " ".join(html.escape(s) for s in result.context_after)
     passage = f"<span class='best'>{highlight_html(result.sentence, result.highlights)}</span>"
-    parts = [f"<h3>{title}</h3>", f"<p class='path'>{html.escape(path)}{page}</p>",
-             f"<p>{before} {passage} {after}</p>"]
+    texts = [*result.context_before, result.sentence, *result.context_after]
+    pieces = [*map(html.escape, result.context_before), passage, *map(html.escape, result.context_after)]
+    parts = [f"<h3>{title}</h3>", f"<p class='path'>{html.escape(path)}{page}</p>", f"<p>{flowed(texts, pieces)}</p>"]
     shown = chips(result)
     if shown:
         parts.append("<p><b>About:</b> " + "; ".join(html.escape(c.described) for c in shown) + "</p>")
