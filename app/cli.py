@@ -23,7 +23,7 @@ from engine.config import IndexConfig
 from engine.errors import QueryError, QuireError
 from engine.ingest.readers.base import Limits
 from engine.locations import default_index_dir
-from engine.search.results import Mode
+from engine.search.results import Mode, named
 from engine.store.filters import Filters
 from engine.text.paths import readable
 
@@ -300,7 +300,7 @@ def _print_response(response) -> None:
     for i, r in enumerate(response.results, 1):
         page = f", p. {r.page}" if r.page else ""
         sim = f"score {r.score:.0f}" + (f", similarity {r.similarity:.2f}" if r.similarity is not None else "")
-        words = ", ".join(t.said for t in r.explanation.matched_terms)
+        words = named(r.explanation.matched_terms)
         path = readable(r.path)
         click.echo(click.style(f"{i}. {r.title or Path(path).name}", bold=True) + f"  {path}{page}")
         # the query's words the document holds, in the shown sentence (highlighted below it) or in its other passages

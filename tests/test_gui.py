@@ -890,6 +890,11 @@ def test_breakdown_headlines_for_each_way_a_result_is_found():
     other = Explanation(0.5, None, 3.0, (MatchedTerm("medication", "medic", 1.0, "Medical"),), 0.5, 1, 1, "hybrid", {})
     assert (headline(other, ("medication", "statins"), hybrid)
             == "Found by meaning and by 1 of your 2 words, which this document holds: medication (as Medical).")
+    # of a long list (a file searched with) the eight most informative are named, in order, and the others counted
+    many = tuple(MatchedTerm(f"w{i}", f"w{i}", float(i % 5)) for i in range(10))
+    long = Explanation(0.5, None, 3.0, many, 0.5, 1, 1, "hybrid", {})
+    assert (headline(long, None, hybrid) == "Found by meaning and by 10 words of the passage you searched with, which "
+            "this document holds: w1, w2, w3, w4, w6, w7, w8, w9 and 2 more.")
 
 
 def test_the_preview_puts_a_heading_on_a_line_of_its_own():

@@ -23,10 +23,6 @@ def query_words(query: str) -> tuple[str, ...]:
     return tuple(t.word for t in query_terms(query))
 
 
-def _listed(words: Sequence[str]) -> str:
-    return ", ".join(words)
-
-
 def _words_counted(matched: Sequence[str], asked: Sequence[str] | None) -> str:
     """"2 of your 3 words", "your words"; ``asked`` None: the query was a passage or a file ("more like this"), whose
     words nobody typed."""
@@ -47,6 +43,8 @@ def headline(e: Explanation, asked: Sequence[str] | None, mode: Mode | None) -> 
     ``mode``: the search's, which says what ranked the results (semantic mode looks up the words too, but only to
     judge whether anything is relevant); None: the ranks alone tell.
     """
+    from engine.search.results import named  # loaded by now: a query was answered
+
     matched = [t.said for t in e.matched_terms]
     # Mode is a str enum: compared by value, the engine's module need not load on the GUI thread for this
     by_meaning = e.semantic_rank is not None and mode != "lexical"
@@ -54,7 +52,7 @@ def headline(e: Explanation, asked: Sequence[str] | None, mode: Mode | None) -> 
     if not matched:
         nothing = "no word of the passage you searched with" if asked is None else "no word of your query"
         return f"Found by meaning only: {nothing} is in this passage."
-    counted, listed = _words_counted(matched, asked), _listed(matched)
+    counted, listed = _words_counted(matched, asked), named(e.matched_terms)
     if by_meaning and by_words:
         return f"Found by meaning and by {counted}, which this document holds: {listed}."
     if by_meaning:  # the words are there, but the ranking did not count them

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 
@@ -31,6 +32,16 @@ class MatchedTerm:
     def said(self) -> str:
         """The word as an explanation names it: "medication (as Medical)" where the document holds another form."""
         return self.word if self.written is None else f"{self.word} (as {self.written})"
+
+
+def named(terms: Sequence[MatchedTerm], most: int = 8) -> str:
+    """The words an explanation names, in the query's order: "blood, tests, cholesterol"; of more than ``most`` (a
+    passage or a file searched with, "more like this"), the ``most`` most informative and how many others, where a
+    new user read a list of 18 ("Dear, Okafor, Please, ...")."""
+    if len(terms) <= most:
+        return ", ".join(t.said for t in terms)
+    kept = set(sorted(range(len(terms)), key=lambda i: -terms[i].idf)[:most])
+    return ", ".join(t.said for i, t in enumerate(terms) if i in kept) + f" and {len(terms) - most} more"
 
 
 @dataclass(frozen=True)
