@@ -1008,6 +1008,9 @@ def test_the_count_says_when_it_is_a_lower_bound():
     assert Shown(12, 14, at_least=True, exhausted=True).text == "1–12 of 12"
     assert not Shown(12, 14, at_least=True, exhausted=True).more
     assert Shown(0, 0, False).text == ""
+    # a lower bound the rows already reach: another page may still bring more
+    assert Shown(10, 10, at_least=True).text == "1–10 of 10 or more" and Shown(10, 10, at_least=True).more
+    assert Shown(10, 10, at_least=False).text == "1–10 of 10" and not Shown(10, 10, at_least=False).more
 
 
 def test_progress_reads_as_a_sentence():

@@ -38,13 +38,22 @@ class Shown:
         return self.rows if self.exhausted else max(self.found, self.rows)
 
     @property
+    def doubt(self) -> bool:
+        """Whether there may be more than the count says (a page that came back short ends the doubt)."""
+        return self.at_least and not self.exhausted
+
+    @property
     def more(self) -> bool:
-        """Whether another page may bring more documents."""
-        return not self.exhausted and self.rows < self.total
+        """Whether another page may bring more documents: the count says so, or it is a lower bound that the rows
+        already reach."""
+        return not self.exhausted and (self.rows < self.total or self.at_least)
 
     @property
     def text(self) -> str:
-        """"1–10 of 37", "1–10 of at least 39" (a page that came back short ends the doubt: that is all there is)."""
+        """"1–10 of 37", "1–10 of at least 39", "1–10 of 10 or more" (a lower bound the rows reach: "of at least 10"
+        read oddly to a new user)."""
         if not self.rows:
             return ""
-        return f"1–{self.rows} of {'at least ' if self.at_least and not self.exhausted else ''}{self.total:,}"
+        if self.doubt and self.total <= self.rows:
+            return f"1–{self.rows} of {self.total:,} or more"
+        return f"1–{self.rows} of {'at least ' if self.doubt else ''}{self.total:,}"
