@@ -4,6 +4,7 @@ finish (engine.cluster.remote)."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sqlite3
 import subprocess
@@ -140,19 +141,19 @@ def _run_into(db: Path, docs: Path, failed: list[BaseException]) -> None:
 
 
 def _kill_a_writer_mid_run(db: Path, docs: Path, total: int) -> list[BaseException]:
-    """Start a run into ``db`` on another thread and kill shard 0's writer once it has committed some of its
-    ``total`` documents; what the run raised. A machine so busy that the shard was whole before this process held
-    it gets a fresh run, up to KILL_TRIES."""
+    """Start a run into ``db`` on another thread and kill shard 0's writer once it has committed; what the run
+    raised. The kill may land too late on a busy machine (the shard whole, or the run over and its writers gone, as
+    CI saw): then a fresh run, up to KILL_TRIES. No write lock is held here: a writer that finds the database locked
+    while it holds a read fails at once ("database is locked") rather than being killed."""
     for _ in range(KILL_TRIES):
         failed: list[BaseException] = []
         thread = threading.Thread(target=_run_into, args=(db, docs, failed))
         thread.start()
         _wait_for_a_commit(db / "shard-000")
-        with _writes_held(db / "shard-000") as indexed:
-            if indexed < total:
-                ray.kill(ray.get_actor(remote.writer_name(0), namespace=remote.NAMESPACE))
+        with contextlib.suppress(ValueError):  # no such actor: the run is over
+            ray.kill(ray.get_actor(remote.writer_name(0), namespace=remote.NAMESPACE))
         thread.join()
-        if indexed < total:
+        if failed and _indexed(db / "shard-000") < total:
             return failed
         shutil.rmtree(db)
     pytest.fail(f"the shard was whole before its writer could be killed, {KILL_TRIES} times")
