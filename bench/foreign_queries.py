@@ -51,17 +51,16 @@ def measure(collections: dict[str, Collection], methods: list[str], modes: list[
     rows = []
     for target, collection in collections.items():
         files = write_files(collection, work / target / "docs")
+        sources = [source for source in collections if source == target or foreign(source, target)]
         for method in methods:
             try:
                 built = build(files, work / target / f"index-{method}", method, timeout=timeout)
             except QuireError as e:
                 rows += [{"method": method, "mode": mode, "asked": target, "queries_of": source, "error": str(e)}
-                         for mode in modes for source in collections if source == target or foreign(source, target)]
+                         for mode in modes for source in sources]
                 continue
             for mode in modes:
-                for source in collections:
-                    if source != target and not foreign(source, target):
-                        continue
+                for source in sources:
                     row = {"method": method, "mode": mode, "asked": target, "queries_of": source,
                            "queries": len(queries[source])}
                     try:

@@ -23,7 +23,7 @@ def query_words(query: str) -> tuple[str, ...]:
     return tuple(t.word for t in query_terms(query))
 
 
-def _words_counted(matched: Sequence[str], asked: Sequence[str] | None) -> str:
+def _words_counted(matched: Sequence[object], asked: Sequence[str] | None) -> str:
     """"2 of your 3 words", "your words"; ``asked`` None: the query was a passage or a file ("more like this"), whose
     words nobody typed."""
     if asked is None:
@@ -45,7 +45,7 @@ def headline(e: Explanation, asked: Sequence[str] | None, mode: Mode | None) -> 
     """
     from engine.search.results import named  # loaded by now: a query was answered
 
-    matched = [t.said for t in e.matched_terms]
+    matched = e.matched_terms
     # Mode is a str enum: compared by value, the engine's module need not load on the GUI thread for this
     by_meaning = e.semantic_rank is not None and mode != "lexical"
     by_words = e.lexical_rank is not None and mode != "semantic"

@@ -897,15 +897,11 @@ def _word_mass(text: str, stems_in: set[str], asked: _Query) -> float:
     STEM_ONLY_SHARE where it has only another word of its stem."""
     if not stems_in:
         return 0.0
-    words = _folded_words(text)
-    return sum(asked.idf.get(s, 0.0) * (1.0 if asked.folded[s] in words else STEM_ONLY_SHARE) for s in stems_in)
-
-
-def _folded_words(text: str) -> set[str]:
-    """The distinct words of ``text``, folded as the index folds them ("café" holds "cafe")."""
     if text.isascii():
-        return set(_ASCII_WORD.findall(text.lower()))
-    return {T.fold(w) for w, _, _ in T.words(text)}
+        words = set(_ASCII_WORD.findall(text.lower()))
+    else:  # folded as the index folds ("café" holds "cafe")
+        words = {T.fold(w) for w, _, _ in T.words(text)}
+    return sum(asked.idf.get(s, 0.0) * (1.0 if asked.folded[s] in words else STEM_ONLY_SHARE) for s in stems_in)
 
 
 def _written(texts: list[str], stems: set[str], asked: _Query) -> dict[str, str]:
