@@ -6,10 +6,14 @@ answers it), 50 article titles (the answer is that article), and 12 one-word top
 headings ("economy", "history"), where a bare heading is the nearest vector of the query by construction.
 For each set and mode: how many queries' top hit is a short sentence, how many of those are outside the expected
 article (a short line winning for a query its section does not answer), and how many top hits are in the expected
-article (questions and titles). Indexing wall and CPU time are printed too. ``--rule N,M,S`` indexes under other
-constants of engine.embed.context (SHORT_WORDS, POOL_WORDS, MAX_SPAN) to compare them.
+article (questions and titles), and how many top hits are headings of any length (a short line without final
+punctuation, engine.text.sentences.is_heading). Indexing wall and CPU time are printed too. ``--rule N,M,S`` indexes
+under other constants of engine.embed.context (SHORT_WORDS, POOL_WORDS, MAX_SPAN) to compare them.
+``--bare-headings`` writes the articles' section headings without the full stop the extractor gives them
+("Organised labour." as "Organised labour"), as word processors and Markdown write headings.
 
-Usage: python bench/short_lines.py [--files 6] [--short 4] [--rule N,M,S] [--keep DIR] [--output FILE]
+Usage: python bench/short_lines.py [--files 6] [--short 4] [--rule N,M,S] [--bare-headings] [--keep DIR]
+       [--output FILE]
 Writes bench/results/short_lines.json.
 """
 
@@ -18,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import re
 import resource
 import shutil
 import sys
@@ -29,8 +34,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 from bench.index_wiki import DEFAULT_CORPUS, write_articles  # noqa: E402
 from engine import Index, IndexConfig, embed  # noqa: E402
+from engine.text.sentences import is_heading  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "short_lines.json"
+# A section heading as the extractor writes it: a line of a few words with one full stop, at its end.
+_HEADING_LINE = re.compile(r"^([^.!?\n]+)\.$", re.MULTILINE)
 TITLES = 50
 
 # (question, title of the article that answers it), for articles of AA/wiki_00 .. wiki_05
@@ -92,6 +100,23 @@ WORDS = ["history", "economy", "geography", "culture", "religion", "climate", "d
          "education", "sports", "literature", "music"]
 
 
+def bare_headings(docs: Path) -> int:
+    """Take the full stop off each section heading of the articles under ``docs`` (a line of at most as many words as
+    the splitter's heading rule allows, with no other sentence end); returns how many were changed."""
+    changed = 0
+
+    def bare(match: re.Match[str]) -> str:
+        nonlocal changed
+        if not is_heading(match.group(1)):
+            return match.group(0)
+        changed += 1
+        return match.group(1)
+
+    for path in docs.rglob("*.txt"):
+        path.write_text(_HEADING_LINE.sub(bare, path.read_text(encoding="utf-8")), encoding="utf-8")
+    return changed
+
+
 def word_count(embedder, texts: list[str]) -> list[int]:
     """Words of each text as the static tokenizer sees them (the unit of the short-line rule)."""
     _, offsets = embedder.tokenizer.encode(texts)
@@ -115,6 +140,7 @@ def measure(idx: Index, titles: dict[str, str], queries: list[tuple[str, str | N
             if expected else None,
             "top_hit_in_expected_article": sum(1 for h, t in expected if h and titles.get(h.path) == t)
             if expected else None,
+            "top_hit_heading": sum(1 for h in hits if h and is_heading(h.sentence)),
             "queries": len(queries),
             "examples": [{"query": q, "sentence": h.sentence if h else None, "article": titles.get(h.path) if h else None}
                          for (q, _), h in list(zip(queries, hits))[:8]],
@@ -128,6 +154,7 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--short", type=int, default=4, help="a sentence of fewer words than this is short")
     parser.add_argument("--rule", default=None, help="N,M,S: index with these short-line constants instead")
+    parser.add_argument("--bare-headings", action="store_true", help="write section headings without their full stop")
     parser.add_argument("--keep", type=Path, default=None, help="put the articles and index here and keep them")
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
@@ -142,6 +169,7 @@ def main() -> None:
         for stale in (docs, index_dir):
             shutil.rmtree(stale, ignore_errors=True)
         articles, _ = write_articles(args.corpus, args.files, docs)
+        headings = bare_headings(docs) if args.bare_headings else 0
         titles = {str(p): p.read_text(encoding="utf-8").split("\n", 1)[0] for p in docs.rglob("*.txt")}
         static = embed.load("static")
         with Index(index_dir, method="static", config=IndexConfig()) as idx:
@@ -154,7 +182,7 @@ def main() -> None:
             counts = word_count(static, texts)
             picked = sorted(titles.items())[:: max(1, len(titles) // TITLES)][:TITLES]
             result = {
-                "rule": args.rule, "files": args.files, "articles": articles, "sentences": len(texts), "short_words": args.short,
+                "rule": args.rule, "bare_headings": headings if args.bare_headings else None, "files": args.files, "articles": articles, "sentences": len(texts), "short_words": args.short,
                 "short_sentences": sum(1 for n in counts if n < args.short),
                 "index_wall_seconds": round(wall, 2),
                 "index_cpu_seconds_main_process": round(after.ru_utime + after.ru_stime - cpu.ru_utime - cpu.ru_stime, 2),
@@ -175,7 +203,8 @@ def main() -> None:
             right = "" if row["top_hit_in_expected_article"] is None else \
                 f" ({row['top_hit_short_elsewhere']} outside the expected article), top hit in the expected " \
                 f"article {row['top_hit_in_expected_article']}/{row['queries']}"
-            print(f"{name:<9} {mode:<8} top hit short {row['top_hit_short']}/{row['queries']}{right}")
+            print(f"{name:<9} {mode:<8} top hit short {row['top_hit_short']}/{row['queries']}{right}, a heading "
+                  f"{row['top_hit_heading']}")
     print(f"written to {args.output}")
 
 

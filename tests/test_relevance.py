@@ -171,3 +171,46 @@ def test_a_document_is_shown_by_its_sentence_with_most_evidence_not_its_best_pas
         top = index.search("edit a file in place with sed", mode=mode).results[0]
         assert Path(top.path).name == "sedfaq.txt" and top.sentence.startswith("The -i option activates"), mode
     index.close()
+
+
+LEASE = """Residential Tenancy Agreement
+This agreement is made on 1 March 2024 between Margaret Holloway (the Landlord) and Daniel Okafor (the Tenant).
+
+Rent and deposit
+The monthly rent is £950, payable in advance on the first day of each month by standing order.
+The Tenant shall pay a security deposit of £1,100, which will be protected within 30 days.
+
+Term and ending the tenancy
+The tenancy runs for twelve months.
+Either party may end it after the first six months by giving two months' written notice.
+If the Tenant leaves before the end of the fixed term without agreement, the Tenant remains liable for rent.
+
+Pets and smoking
+No animals may be kept at the property without the Landlord's prior written consent.
+"""
+# Where "end" and "give" are common words, as in a real folder, and "notice" and "tenancy" rare.
+EVERYDAY = {
+    "film.txt": "The film's end gives away its secret. Critics give it four stars.",
+    "road.txt": "Road works will end in May. Drivers were given a map of the closure.",
+    "school.txt": "Term ends in July. Parents give their consent at the start of the year.",
+    "match.txt": "The match came to an end in extra time. Fans were given free tickets.",
+    "shop.txt": "Prices may change at any time. The sale ends on Sunday.",
+}
+
+
+def test_a_heading_yields_to_the_sentence_of_its_section_that_answers(tmp_path: Path) -> None:
+    """A new user asked a lease how much notice ends the tenancy and was shown its heading "Term and ending the
+    tenancy": the heading's few words lift its cosine above the sentence that answers."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "lease.txt").write_text(LEASE, encoding="utf-8")
+    for name, text in {**THREE_FILES, **EVERYDAY}.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    with Index(tmp_path / "db") as index:
+        index.add([docs])
+        for mode in ("hybrid", "lexical"):
+            top = index.search("how much notice do I have to give to end the tenancy", mode=mode).results[0]
+            assert Path(top.path).name == "lease.txt" and top.sentence.startswith("Either party may end it"), mode
+        # by meaning too: "pets" finds its section's sentence about animals
+        top = index.search("are pets allowed").results[0]
+        assert Path(top.path).name == "lease.txt" and top.sentence.startswith("No animals may be kept"), top.sentence

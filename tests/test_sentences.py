@@ -13,7 +13,7 @@ import pytest
 from conftest import run_probe
 
 from engine.errors import ConfigError
-from engine.text.sentences import AVAILABLE, MAX_SENTENCE_CHARS, Splitter, split_sentences, split_spans
+from engine.text.sentences import AVAILABLE, MAX_SENTENCE_CHARS, Splitter, is_heading, split_sentences, split_spans
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -56,6 +56,12 @@ def test_blank_lines_and_headings_end_sentences_but_wrapped_lines_do_not(splitte
         "Done.",
         "Next paragraph without stop",
     ]
+
+
+def test_a_heading_is_a_short_line_without_final_punctuation():
+    assert is_heading("Term and ending the tenancy") and is_heading("  Rates (2024)\n") and is_heading("Cambelt 62000")
+    assert not is_heading("The tenancy runs for twelve months.") and not is_heading("Why not?")
+    assert not is_heading("one two three four five six seven eight nine") and not is_heading("  ")
 
 
 def test_long_runs_are_cut_and_symbol_only_runs_dropped(splitter):

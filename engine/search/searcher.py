@@ -39,7 +39,7 @@ from engine.store.scans import SCAN_PARTS
 from engine.store.sentences import SentenceRow
 from engine.store.vectors import VectorIndex
 from engine.text import terms as T
-from engine.text.sentences import split_sentences
+from engine.text.sentences import is_heading, split_sentences
 
 log = logging.getLogger(__name__)
 
@@ -880,7 +880,8 @@ def _best_sentence(candidates: list[SentenceRow], contending: list[int], asked: 
                    found: dict[int, set[str]], mass: dict[int, float]) -> SentenceRow:
     """The candidate with most evidence on the relevance scale (its cosine, and its query words as a share of what
     the query's key words could score, a word held only through its stem counting STEM_ONLY_SHARE), among the
-    ``contending`` ones (:func:`_contenders`), a sentence before a short line; then the most query-word mass."""
+    ``contending`` ones (:func:`_contenders`), a sentence before a short line; then the most query-word mass. A
+    heading picked so yields to the best contending sentence of its section (:func:`_section_of`)."""
     ids = set(contending)
     known = [c for c in candidates if c.id in ids] or [max(candidates, key=lambda c: mass[c.id])]
     words = np.array([_word_mass(c.text, found[c.id], asked) for c in known])
@@ -888,8 +889,22 @@ def _best_sentence(candidates: list[SentenceRow], contending: list[int], asked: 
     evidence = asked.scale.evidence(cosine, words)
     # a heading says what its section is about; a sentence of the section says it (engine.embed.context)
     says = ~context.is_short(context.word_counts([c.text for c in known]))
-    return max(zip(known, says.tolist(), evidence.tolist()),
-               key=lambda ce: (ce[1], round(ce[2], 6), mass[ce[0].id]))[0]
+    weighed = list(zip(known, says.tolist(), evidence.tolist()))
+    best = max(weighed, key=lambda ce: (ce[1], round(ce[2], 6), mass[ce[0].id]))
+    heading = best[0]
+    if is_heading(heading.text):
+        end = _section_end(heading, candidates)
+        # its short words and no sentence's length lift a heading's cosine above its section's sentences' (a lease's
+        # "Term and ending the tenancy" over "Either party may end it ... by giving two months' written notice")
+        best = max((ce for ce in weighed if heading.ordinal < ce[0].ordinal < end and not is_heading(ce[0].text)),
+                   key=lambda ce: (round(ce[2], 6), mass[ce[0].id]), default=best)
+    return best[0]
+
+
+def _section_end(heading: SentenceRow, candidates: list[SentenceRow]) -> float:
+    """The ordinal where the section under ``heading`` ends: the next heading among a document's ``candidates``
+    (those holding query words, and those found by meaning; a heading with neither is not seen), else the end."""
+    return min((c.ordinal for c in candidates if c.ordinal > heading.ordinal and is_heading(c.text)), default=math.inf)
 
 
 def _word_mass(text: str, stems_in: set[str], asked: _Query) -> float:

@@ -196,9 +196,7 @@ def _lines_to_units(text: str, start: int, end: int) -> Iterator[tuple[int, int]
             break
         line = text[pos:newline].strip()
         if (
-            line
-            and len(line.split()) <= _HEADING_MAX_WORDS
-            and _HEADING_END.search(line)
+            is_heading(line)
             and (following := _NOT_SPACE.search(text, newline + 1, end))
             and (following.group().isupper() or following.group().isdigit())
         ):
@@ -206,6 +204,13 @@ def _lines_to_units(text: str, start: int, end: int) -> Iterator[tuple[int, int]
             unit_start = newline + 1
         pos = newline + 1
     yield unit_start, end
+
+
+def is_heading(sentence: str) -> bool:
+    """Whether ``sentence`` reads as a heading (or a list item's line): a short line that does not end in punctuation,
+    as the splitter ends a sentence after one (:func:`_lines_to_units`)."""
+    line = sentence.strip()
+    return bool(line) and len(line.split()) <= _HEADING_MAX_WORDS and _HEADING_END.search(line) is not None
 
 
 def split_spans(text: str, splitter: Splitter | str | None = None) -> list[tuple[int, int]]:
