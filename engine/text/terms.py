@@ -90,6 +90,9 @@ STOPWORDS = frozenset(
 
 # What follows the first part of a negative contraction ("haven" of "haven't", either apostrophe).
 _NEGATION = re.compile(r"['\u2019][tT]\b")
+# The last part of "I'm" and "I'd", either apostrophe: a stop word there, where "d" of "vitamin D" is not.
+_CONTRACTED = frozenset("md")
+_APOSTROPHES = "'\u2019"
 
 
 @dataclass(frozen=True)
@@ -277,11 +280,12 @@ def query_terms(text: str) -> list[Term]:
     """Distinct content words of a query, in order; stop words are dropped unless nothing else is left, and so is
     the part of a negative contraction before its "'t" ("haven't", "don't", "won't"): a function word there, though
     "haven", "don" and "won" are words of their own (a new user's "members who haven't paid" was told "haven" is in
-    none of the documents)."""
+    none of the documents), and the "m" of "I'm" and "d" of "I'd"."""
     seen: dict[str, Term] = {}
     stopped: dict[str, Term] = {}
-    for word, _, end in words(text):
-        target = stopped if fold(word) in STOPWORDS or _NEGATION.match(text, end) else seen
+    for word, start, end in words(text):
+        contracted = word.lower() in _CONTRACTED and start > 0 and text[start - 1] in _APOSTROPHES
+        target = stopped if fold(word) in STOPWORDS or contracted or _NEGATION.match(text, end) else seen
         target.setdefault(stem(word), Term(word, stem(word)))
     return list((seen or stopped).values())
 
