@@ -211,6 +211,9 @@ def test_a_heading_yields_to_the_sentence_of_its_section_that_answers(tmp_path: 
         for mode in ("hybrid", "lexical"):
             top = index.search("how much notice do I have to give to end the tenancy", mode=mode).results[0]
             assert Path(top.path).name == "lease.txt" and top.sentence.startswith("Either party may end it"), mode
+        # semantic mode weighs no words: the section's sentence most similar to the query, not the heading
+        shown = index.search("how much notice do I have to give to end the tenancy", mode="semantic").results[0]
+        assert Path(shown.path).name == "lease.txt" and shown.sentence.startswith("The tenancy runs"), shown.sentence
         # by meaning too: "pets" finds its section's sentence about animals
         top = index.search("are pets allowed").results[0]
         assert Path(top.path).name == "lease.txt" and top.sentence.startswith("No animals may be kept"), top.sentence

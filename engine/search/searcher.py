@@ -8,6 +8,7 @@ an absolute scale (``engine.search.relevance``; docs/decisions/0002-score-fusion
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import math
 import re
@@ -577,8 +578,12 @@ class Searcher:
         rows = self.store.sentences_by_id([d.sem_sentence for d in docs if d.sem_sentence is not None])
         for doc in docs:
             doc.sem_row = rows.get(doc.sem_sentence) if doc.sem_sentence is not None else None
-            if doc.sem_row is not None and context.is_short(context.word_counts([doc.sem_row.text]))[0]:
+            if doc.sem_row is None:
+                continue
+            if context.is_short(context.word_counts([doc.sem_row.text]))[0]:
                 doc.span_rows = self._span(doc.sem_row)
+            elif is_heading(doc.sem_row.text):
+                doc.span_rows = self._section(doc.sem_row)
         passages = self.store.sentences_of_passages(
             [p for d in docs if d.lex_passage is not None for p in [d.lex_passage, *d.lex_more]])
         return {d.doc_id: _candidates_of(d, passages) for d in docs}
@@ -588,6 +593,13 @@ class Searcher:
         out: a heading found by its section's meaning is shown by the section's sentence that says it."""
         near = [r for r in self.store.neighbours(row.doc_id, row.ordinal, context.MAX_SPAN - 1) if r.id != row.id]
         return [r for r, short in zip(near, context.is_short(context.word_counts([r.text for r in near]))) if not short]
+
+    def _section(self, row: SentenceRow) -> list[SentenceRow]:
+        """The first sentences under a heading found by meaning (as many as a short line's span may reach), up to the
+        next heading: it is shown by the one most similar to the query, as a short line is, for a heading's few words
+        lift its cosine above the sentences that say what it names (see :func:`_best_sentence`)."""
+        near = self.store.neighbours(row.doc_id, row.ordinal, context.MAX_SPAN - 1)
+        return list(itertools.takewhile(lambda r: not is_heading(r.text), (r for r in near if r.ordinal > row.ordinal)))
 
     def _weigh(self, part: Sequence[_Doc], asked: _Query, candidates: dict[int, list[SentenceRow]]) -> list[_Evidence]:
         """The evidence of each document of ``part`` of the ranking, in order; documents deleted while ranking are
@@ -958,7 +970,7 @@ def _word_at(text: str, word: str) -> int | None:
 
 def _semantic_best(doc: _Doc, cosines: dict[int, float]) -> SentenceRow:
     """The sentence a document found by meaning is shown by: its best semantic sentence or, when that is a short line
-    embedded with its section, the section's sentence most similar to the query."""
+    embedded with its section or a heading, the section's sentence most similar to the query."""
     if not doc.span_rows:
         assert doc.sem_row is not None
         return doc.sem_row
