@@ -111,6 +111,15 @@ def make_md(folder: Path) -> Path:
     return _write(folder / "notes.md", text)
 
 
+TABLE_ROW = "Quince jelly,12 jars,\"labelled in October, stored in the cellar\""
+
+
+def make_csv(folder: Path) -> Path:
+    """A table whose header row is no title and one of whose quoted cells spans two lines."""
+    text = f"preserve,amount,notes\nDamson jam,two pots,\"set too firm\nin August\"\n{TABLE_ROW}\n"
+    return _write(folder / "pantry.csv", text)
+
+
 def make_rst(folder: Path) -> Path:
     text = (
         f"{'=' * len(TITLE)}\n{TITLE}\n{'=' * len(TITLE)}\n\n"
@@ -504,6 +513,7 @@ SAMPLES: dict[str, Callable[[Path], Path]] = {
     "text": make_txt,
     "markdown": make_md,
     "rst": make_rst,
+    "table": make_csv,
     "html": make_html,
     "pdf": make_pdf,
     "docx": make_docx,
@@ -518,6 +528,7 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "text": (TEXT_SENTENCE, TITLE),
     "markdown": (TEXT_SENTENCE, TITLE),
     "rst": (TEXT_SENTENCE, TITLE),
+    "table": (TABLE_ROW, "pantry"),
     "html": (HTML_SENTENCE, "The Old Inn"),
     "pdf": (PDF_PAGE1_SENTENCE, PDF_TITLE),
     "docx": (DOCX_SENTENCE, "Orchard Report"),

@@ -280,6 +280,16 @@ def test_a_modeline_is_dropped_only_at_the_start_and_keeps_the_words_on_its_line
     assert drop_modeline("-*- text -*-") == ""
 
 
+def test_a_tables_rows_are_paragraphs_of_their_own(tmp_path: Path) -> None:
+    # a new user's budget ran its rows together into one passage and was titled by its header row
+    doc = readers.read(docgen.make_csv(tmp_path))
+    assert [b.text for b in doc.blocks] == [
+        "preserve,amount,notes", 'Damson jam,two pots,"set too firm\nin August"', docgen.TABLE_ROW]
+    tsv = tmp_path / "t.tsv"
+    tsv.write_text("a\tb\n\n1\t2 \"quoted\"\n3\t\"open\n", encoding="utf-8")  # a quote never closed: one last row
+    assert [b.text for b in readers.read(tsv).blocks] == ["a\tb", '1\t2 "quoted"', '3\t"open']
+
+
 def test_markdown_markup_is_stripped(tmp_path: Path) -> None:
     text = joined(readers.read(docgen.make_md(tmp_path)))
     assert "Some bold claims and a useful link" in text

@@ -58,6 +58,16 @@ def test_blank_lines_and_headings_end_sentences_but_wrapped_lines_do_not(splitte
     ]
 
 
+def test_each_list_item_is_a_sentence_of_its_own(splitter):
+    # a new user's Markdown checklist was one passage: "- Check credit reports ... - Work out the budget ..."
+    text = ("At each viewing\n- Check the water pressure\n- Look for damp, and ask\n  about the roof\n"
+            "1. Book the survey\n2) Pay the deposit\n* done\nThe rent was due on the\nthird, 2 days ago. It rose by 2. Then fell.")
+    assert split_sentences(text, splitter) == [
+        "At each viewing", "- Check the water pressure", "- Look for damp, and ask\n  about the roof",
+        "1. Book the survey", "2) Pay the deposit", "* done", "The rent was due on the\nthird, 2 days ago.",
+        "It rose by 2.", "Then fell."]
+
+
 def test_a_heading_is_a_short_line_without_final_punctuation():
     assert is_heading("Term and ending the tenancy") and is_heading("  Rates (2024)\n") and is_heading("Cambelt 62000")
     assert not is_heading("The tenancy runs for twelve months.") and not is_heading("Why not?")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,22 +14,17 @@ from app.gui.breakdown import breakdown_html, query_words
 from app.gui.delegate import mark_css
 from app.gui.results_model import chips, highlight_html
 from engine.text.paths import readable
+from engine.text.sentences import ends_like_sentence
 
 if TYPE_CHECKING:
     from engine import Mode, SearchResult
-
-
-# How a sentence ends; one that does not end so was a line of its own in the file (a heading, a list item, a letterhead):
-# the splitter (engine.text.sentences) ends a sentence without punctuation where a paragraph or a heading's line does,
-# or cuts one of over 600 characters, which then starts a line as well.
-_SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*\s*$")
 
 
 def flowed(texts: Sequence[str], pieces: Sequence[str]) -> str:
     """The ``pieces`` (the HTML of ``texts``, a passage's sentences in order) run together as the file's lines run: a
     line break before and after a sentence that does not end like one, so that "Rent and deposit" is not read as the
     start of "Rent and deposit The monthly rent is ...", spaces elsewhere."""
-    ends = [_SENTENCE_END.search(t) is not None for t in texts]
+    ends = [ends_like_sentence(t) for t in texts]
     out = [pieces[0]] if pieces else []
     for i in range(1, len(pieces)):
         out.append(" " if ends[i - 1] and ends[i] else "<br>")

@@ -74,6 +74,12 @@ _BLOCK_BREAK = re.compile(r"\n[ \t]*\n+")
 _HEADING_MAX_WORDS = 8
 _HEADING_END = re.compile(r"[\w)\]]$")
 _NOT_SPACE = re.compile(r"\S")
+# A list item's marker at a line's start ("- ", "* ", "• ", "3. ", "b) "): the item is a passage of its own, not the
+# previous line's continuation (a Markdown checklist read as one sentence, "- Check credit reports - Work out ...").
+_SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*\s*$")
+# A numbered item's marker, which the splitters end a sentence after ("1." of "1. First step").
+_LIST_NUMBER = re.compile(r"\d{1,2}[.)]")
+_LIST_ITEM = re.compile(r"[ \t]*(?:[-*+•‣◦▪–]|\d{1,2}[.)]|[a-z][)])[ \t]+\S")
 # Longer "sentences" are tables, code or lists with no full stops; they are cut at whitespace so that one passage
 # never drowns its neighbours or the embedder's context window.
 MAX_SENTENCE_CHARS = 600
@@ -143,7 +149,8 @@ def _repair(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
         if merged:
             prev_start, prev_end = merged[-1]
             following = text[start : min(end, start + _TAIL_CHARS)].lstrip("\"'“‘(")
-            if following[:1].islower() or _ends_with_abbreviation(_tail(text, prev_start, prev_end), following):
+            if (following[:1].islower() or _ends_with_abbreviation(_tail(text, prev_start, prev_end), following)
+                    or _LIST_NUMBER.fullmatch(text, prev_start, prev_end)):
                 merged[-1] = (prev_start, end)
                 continue
         merged.append((start, end))
@@ -182,7 +189,8 @@ def _offsets_of(splitter: Splitter | str | None) -> Callable[[str], list[tuple[i
 
 
 def _lines_to_units(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
-    """Split a block after a heading: a short line without final punctuation followed by a capitalised line.
+    """Split a block after a heading (a short line without final punctuation followed by a capitalised line) and
+    before a list item.
 
     A wrapped line of running text is followed by a lowercase continuation, which is what tells them apart. The
     next line's first letter is searched for, not sliced out of the rest of the block: that copy made 4 MB of short
@@ -195,7 +203,7 @@ def _lines_to_units(text: str, start: int, end: int) -> Iterator[tuple[int, int]
         if newline < 0:
             break
         line = text[pos:newline].strip()
-        if (
+        if _LIST_ITEM.match(text, newline + 1, end) or (
             is_heading(line)
             and (following := _NOT_SPACE.search(text, newline + 1, end))
             and (following.group().isupper() or following.group().isdigit())
@@ -211,6 +219,18 @@ def is_heading(sentence: str) -> bool:
     as the splitter ends a sentence after one (:func:`_lines_to_units`)."""
     line = sentence.strip()
     return bool(line) and len(line.split()) <= _HEADING_MAX_WORDS and _HEADING_END.search(line) is not None
+
+
+def is_list_item(sentence: str) -> bool:
+    """Whether ``sentence`` begins with a list item's marker ("- ", "3. ", "b) ")."""
+    return _LIST_ITEM.match(sentence) is not None
+
+
+def ends_like_sentence(sentence: str) -> bool:
+    """Whether ``sentence`` ends as a sentence does (a full stop, "!", "?" or "…", then perhaps a closing quote or
+    bracket); one that does not was a line of its own (a heading, a list item, a letterhead, a table's row), or a
+    run of over MAX_SENTENCE_CHARS cut."""
+    return _SENTENCE_END.search(sentence) is not None
 
 
 def split_spans(text: str, splitter: Splitter | str | None = None) -> list[tuple[int, int]]:

@@ -14,6 +14,7 @@ import codecs
 import logging
 import re
 import unicodedata
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -204,7 +205,7 @@ class TextReader:
     label = "text file"
     isolate = False  # our own code in Python (charset_normalizer looks at a sample): the time budget stops it
     extensions = tuple(
-        ".txt .text .log .csv .tsv .py .pyi .js .mjs .jsx .ts .tsx .java .kt .scala .c .h .cc .cpp .cxx .hpp .cs"
+        ".txt .text .log .py .pyi .js .mjs .jsx .ts .tsx .java .kt .scala .c .h .cc .cpp .cxx .hpp .cs"
         " .go .rs .rb .php .pl .lua .r .swift .sh .bash .zsh .ps1 .bat .json .jsonl .yaml .yml .toml .ini .cfg"
         " .conf .xml .sql .css .scss .tex .bib .srt .vtt .properties .diff .patch .proto .el .hs .ml .ex .exs .erl"
         " .dart .jl".split()
@@ -324,6 +325,38 @@ class RstReader(TextReader):
         return title, "\n".join(out)
 
 
+class TableReader(TextReader):
+    """Comma- and tab-separated tables: each row a paragraph of its own, as written, and the file's name as the title.
+    Read as running text, rows ran together into one passage ("Electricity and gas,158,direct debit increased -
+    disputed Water,42, Broadband,32,...") and the header row ("category,monthly_amount_gbp,notes") titled a budget."""
+
+    name = "table"
+    label = "CSV or TSV table"
+    extensions = (".csv", ".tsv")
+
+    def read(self, path: Path, limits: Limits) -> Document:
+        """The rows, a block each (a quoted cell's line breaks stay in its row's block)."""
+        document = super().read(path, limits)
+        return replace(document, title=path.stem)
+
+    def markup(self, text: str) -> tuple[str | None, str]:
+        """No title (the file's name is taken), and the rows apart."""
+        return None, "\n\n".join(_rows(text))
+
+
+def _rows(text: str) -> list[str]:
+    """The rows of a table's text as written, a line break inside a quoted cell kept in its row; blank rows left out."""
+    rows: list[list[str]] = [[]]
+    quotes = 0
+    for line in text.split("\n"):
+        rows[-1].append(line)
+        quotes += line.count('"')
+        if quotes % 2 == 0:  # every quoted cell closed: the row ends here
+            rows.append([])
+    return [row for row in ("\n".join(lines) for lines in rows) if row.strip()]
+
+
 PLAIN = register(TextReader())
 register(MarkdownReader())
 register(RstReader())
+register(TableReader())
