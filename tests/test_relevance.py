@@ -217,3 +217,38 @@ def test_a_heading_yields_to_the_sentence_of_its_section_that_answers(tmp_path: 
         # by meaning too: "pets" finds its section's sentence about animals
         top = index.search("are pets allowed").results[0]
         assert Path(top.path).name == "lease.txt" and top.sentence.startswith("No animals may be kept"), top.sentence
+
+
+def test_a_document_is_not_shown_by_the_line_its_card_is_titled_by(tmp_path: Path) -> None:
+    """A new user asked how often to water "the cheese plant" and was shown the title line of the plant's notes,
+    "Looking after Monty (the Swiss cheese plant, Monstera deliciosa)": the card's title again."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "monstera.txt").write_text(
+        "Looking after Monty (the Swiss cheese plant, Monstera deliciosa)\n\n"
+        "Bought from the garden centre in April, about 60 cm tall then.\n\n"
+        "Watering\nLet the compost dry out between waterings, then water until it drains.\n", encoding="utf-8")
+    for name, text in {**THREE_FILES, **EVERYDAY}.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    with Index(tmp_path / "db") as index:
+        index.add([docs])
+        for mode in ("hybrid", "lexical"):
+            top = index.search("how often should I water the cheese plant", mode=mode).results[0]
+            assert top.title.startswith("Looking after Monty") and top.sentence.startswith("Let the compost"), mode
+
+
+def test_a_table_is_shown_by_its_row_that_holds_the_words(tmp_path: Path) -> None:
+    """A table's rows are short lines without final punctuation, as headings are: a row is the passage itself, and
+    yields to no other (a new user's budget was shown by "Water,42," for the council tax)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "budget.csv").write_text(
+        "category,monthly,notes\nRent,950,standing order\nCouncil tax,189,Band C\nWater,42,\n"
+        "Car insurance,61,renews in November\nGroceries,420,mostly the market\n", encoding="utf-8")
+    for name, text in {**THREE_FILES, **EVERYDAY}.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    with Index(tmp_path / "db") as index:
+        index.add([docs])
+        for mode in ("hybrid", "lexical", "semantic"):
+            top = index.search("how much council tax do we pay", mode=mode).results[0]
+            assert (top.title, top.sentence) == ("budget", "Council tax,189,Band C"), mode

@@ -40,7 +40,7 @@ from engine.store.scans import SCAN_PARTS
 from engine.store.sentences import SentenceRow
 from engine.store.vectors import VectorIndex
 from engine.text import terms as T
-from engine.text.sentences import is_heading, split_sentences
+from engine.text.sentences import ends_like_sentence, is_heading, is_list_item, split_sentences
 
 log = logging.getLogger(__name__)
 
@@ -582,7 +582,7 @@ class Searcher:
                 continue
             if context.is_short(context.word_counts([doc.sem_row.text]))[0]:
                 doc.span_rows = self._span(doc.sem_row)
-            elif is_heading(doc.sem_row.text):
+            elif is_heading(doc.sem_row.text) and not is_list_item(doc.sem_row.text):
                 doc.span_rows = self._section(doc.sem_row)
         passages = self.store.sentences_of_passages(
             [p for d in docs if d.lex_passage is not None for p in [d.lex_passage, *d.lex_more]])
@@ -595,11 +595,13 @@ class Searcher:
         return [r for r, short in zip(near, context.is_short(context.word_counts([r.text for r in near]))) if not short]
 
     def _section(self, row: SentenceRow) -> list[SentenceRow]:
-        """The first sentences under a heading found by meaning (as many as a short line's span may reach), up to the
-        next heading: it is shown by the one most similar to the query, as a short line is, for a heading's few words
-        lift its cosine above the sentences that say what it names (see :func:`_best_sentence`)."""
+        """The first sentences under a heading found by meaning (as many as a short line's span may reach, up to the
+        next heading) that end as sentences do: it is shown by the one most similar to the query, as a short line is,
+        for a heading's few words lift its cosine above the sentences that say what it names (see
+        :func:`_best_sentence`). A table's rows and a list's items look like headings and are passages of their own."""
         near = self.store.neighbours(row.doc_id, row.ordinal, context.MAX_SPAN - 1)
-        return list(itertools.takewhile(lambda r: not is_heading(r.text), (r for r in near if r.ordinal > row.ordinal)))
+        section = itertools.takewhile(lambda r: not is_heading(r.text), (r for r in near if r.ordinal > row.ordinal))
+        return [r for r in section if ends_like_sentence(r.text)]
 
     def _weigh(self, part: Sequence[_Doc], asked: _Query, candidates: dict[int, list[SentenceRow]]) -> list[_Evidence]:
         """The evidence of each document of ``part`` of the ranking, in order; documents deleted while ranking are
@@ -632,7 +634,7 @@ class Searcher:
         if doc.sem_sentence is not None and asked.mode is Mode.SEMANTIC:
             best = _semantic_best(doc, cosines)
         else:
-            best = _best_sentence(candidates, contending, asked, cosines, found, mass)
+            best = _best_sentence(candidates, contending, asked, cosines, found, mass, record.title or "")
             if mass[best.id] == 0 and doc.sem_sentence is not None:
                 best = _semantic_best(doc, cosines)
         matched = set().union(*(found[c.id] for c in candidates))
@@ -889,11 +891,12 @@ def _most_words(candidates: list[SentenceRow], mass: dict[int, float]) -> list[i
 
 
 def _best_sentence(candidates: list[SentenceRow], contending: list[int], asked: _Query, cosines: dict[int, float],
-                   found: dict[int, set[str]], mass: dict[int, float]) -> SentenceRow:
+                   found: dict[int, set[str]], mass: dict[int, float], title: str) -> SentenceRow:
     """The candidate with most evidence on the relevance scale (its cosine, and its query words as a share of what
     the query's key words could score, a word held only through its stem counting STEM_ONLY_SHARE), among the
     ``contending`` ones (:func:`_contenders`), a sentence before a short line; then the most query-word mass. A
-    heading picked so yields to the best contending sentence of its section (:func:`_section_of`)."""
+    heading picked so yields to the best contending sentence of its section (:func:`_section_end`), and the line the
+    document is titled by to the best contending sentence of the document."""
     ids = set(contending)
     known = [c for c in candidates if c.id in ids] or [max(candidates, key=lambda c: mass[c.id])]
     words = np.array([_word_mass(c.text, found[c.id], asked) for c in known])
@@ -903,12 +906,15 @@ def _best_sentence(candidates: list[SentenceRow], contending: list[int], asked: 
     says = ~context.is_short(context.word_counts([c.text for c in known]))
     weighed = list(zip(known, says.tolist(), evidence.tolist()))
     best = max(weighed, key=lambda ce: (ce[1], round(ce[2], 6), mass[ce[0].id]))
-    heading = best[0]
-    if is_heading(heading.text):
-        end = _section_end(heading, candidates)
+    shown = best[0]
+    if shown.text.strip() == title.strip():  # its card shows its title already: any sentence of it says more
+        best = max((ce for ce in weighed if ends_like_sentence(ce[0].text)),
+                   key=lambda ce: (round(ce[2], 6), mass[ce[0].id]), default=best)
+    elif is_heading(shown.text) and not is_list_item(shown.text):
         # its short words and no sentence's length lift a heading's cosine above its section's sentences' (a lease's
         # "Term and ending the tenancy" over "Either party may end it ... by giving two months' written notice")
-        best = max((ce for ce in weighed if heading.ordinal < ce[0].ordinal < end and not is_heading(ce[0].text)),
+        end = _section_end(shown, candidates)
+        best = max((ce for ce in weighed if shown.ordinal < ce[0].ordinal < end and ends_like_sentence(ce[0].text)),
                    key=lambda ce: (round(ce[2], 6), mass[ce[0].id]), default=best)
     return best[0]
 
@@ -916,7 +922,8 @@ def _best_sentence(candidates: list[SentenceRow], contending: list[int], asked: 
 def _section_end(heading: SentenceRow, candidates: list[SentenceRow]) -> float:
     """The ordinal where the section under ``heading`` ends: the next heading among a document's ``candidates``
     (those holding query words, and those found by meaning; a heading with neither is not seen), else the end."""
-    return min((c.ordinal for c in candidates if c.ordinal > heading.ordinal and is_heading(c.text)), default=math.inf)
+    return min((c.ordinal for c in candidates if c.ordinal > heading.ordinal and is_heading(c.text)
+                and not is_list_item(c.text)), default=math.inf)
 
 
 def _word_mass(text: str, stems_in: set[str], asked: _Query) -> float:
