@@ -161,7 +161,8 @@ def _closest(store: Store, folded: str, entries: list[tuple[str, int]], language
     # word ("asa", "ass", "assi" for "asasination"), and in a large index "assassin" fell off it
     listed = set(stems)
     others = [stem for stem, _ in sorted(vocabulary_, key=lambda e: -e[1]) if stem not in listed]
-    spellings = [*_completions(folded, stems), *_spellings(store, stems), *_completions(folded, others)]
+    spellings = [*_words(language, _completions(folded, stems)), *_spellings(store, stems),
+                 *_words(language, _completions(folded, others))]
     if not spellings:
         return None
     distances = edit_distances(folded, [T.fold(w) for w in spellings])
@@ -185,6 +186,13 @@ def did_you_mean(store: Store, query: str, missing: tuple[str, ...],
         return None
     words = "|".join(re.escape(w) for w in sorted(fixed, key=len, reverse=True))
     return re.sub(rf"\b(?:{words})\b", lambda m: fixed[m.group()], query)
+
+
+def _words(language: WordTokenizer | None, made: list[str]) -> list[str]:
+    """The completions (:func:`_completions`) that are words: those the ``language`` knows, where there is one. A stem
+    and an ending make forms no one writes: "freeman" + "er" of "freelancer" stems as "freeman" does, and "freemaner"
+    was offered to a new user."""
+    return made if language is None else [w for w in made if _known(language, w)]
 
 
 def _known(language: WordTokenizer, word: str) -> bool:
