@@ -207,4 +207,8 @@ def test_the_function_word_parts_of_contractions_are_no_query_words() -> None:
     # "I'm" searched "m", which a unit ("5 m") holds
     assert [t.word for t in query_terms("I'm sure I\u2019d seen it, i 'm told")] == ["sure", "seen", "told"]
     assert [t.word for t in query_terms("vitamin D and 5 m")] == ["vitamin", "D", "5", "m"]
+    # typing "water" passes "wa", the stem of "was": it matched every "was" ("wa (as was)"); "wills" is a word
+    assert [t.word for t in query_terms("how often should I wa")] == ["often"]
+    assert [t.word for t in query_terms("thi")] == ["thi"]  # nothing else: searched as typed
+    assert [t.word for t in query_terms("writing wills")] == ["writing", "wills"]
     assert [t.word for t in query_terms("O'Toole's pub")] == ["O", "Toole", "pub"]  # an apostrophe before no "t"

@@ -29,9 +29,6 @@ PER_WORD = 5
 WEIGHT = 0.5
 # Nearest words read for each query word beyond PER_WORD: its own forms ("rail": rail, rails) come first.
 SLACK = 6
-# Stems of stop words: a related word that stems to one ("mining" brings "ore", stemmed "or") would be scored in every
-# passage holding "or" (133,203 of the whole corpus's 291,796), for nothing.
-_STOP_STEMS = frozenset(T.stem(w) for w in T.STOPWORDS)
 
 
 def related_words(space: FacetSpace, words: Sequence[T.Term], df: Mapping[str, int], key_words: int = KEY_WORDS
@@ -57,7 +54,9 @@ def related_words(space: FacetSpace, words: Sequence[T.Term], df: Mapping[str, i
             if added == PER_WORD:
                 break
             stem = T.stem(word)
-            if stem in own or stem in _STOP_STEMS:
+            # a related word that stems as a stop word does ("mining" brings "ore", stemmed "or") would be scored in
+            # every passage holding "or" (133,203 of the whole corpus's 291,796), for nothing
+            if stem in own or stem in T.STOP_STEMS:
                 continue  # the query word itself, another form of a query word, or a stop word's stem
             out[stem] = max(out.get(stem, 0.0), WEIGHT * similarity)
             added += 1

@@ -124,6 +124,11 @@ def stem(word: str) -> str:
     return stemmer.stemWord(folded)
 
 
+# The stop words' stems: a query word that is one of them ("wa" of "was", "thi" of "this", typed on the way to "water"
+# or "think") matches only the documents' function words.
+STOP_STEMS = frozenset(stem(w) for w in STOPWORDS)
+
+
 def term_key(stem_: str) -> int:
     """The 64-bit integer a stem is stored as in the word index (engine.store.postings): a hash, stable across
     processes and releases (blake2b); two of the few million stems of a large index share one with odds of about
@@ -280,12 +285,15 @@ def query_terms(text: str) -> list[Term]:
     """Distinct content words of a query, in order; stop words are dropped unless nothing else is left, and so is
     the part of a negative contraction before its "'t" ("haven't", "don't", "won't"): a function word there, though
     "haven", "don" and "won" are words of their own (a new user's "members who haven't paid" was told "haven" is in
-    none of the documents), and the "m" of "I'm" and "d" of "I'd"."""
+    none of the documents), the "m" of "I'm" and "d" of "I'd", and a stop word's stem ("wa", met while "water" is
+    typed, which matched every "was": :data:`STOP_STEMS`)."""
     seen: dict[str, Term] = {}
     stopped: dict[str, Term] = {}
     for word, start, end in words(text):
         contracted = word.lower() in _CONTRACTED and start > 0 and text[start - 1] in _APOSTROPHES
-        target = stopped if fold(word) in STOPWORDS or contracted or _NEGATION.match(text, end) else seen
+        folded = fold(word)
+        function_word = folded in STOPWORDS or folded in STOP_STEMS or contracted
+        target = stopped if function_word or _NEGATION.match(text, end) else seen
         target.setdefault(stem(word), Term(word, stem(word)))
     return list((seen or stopped).values())
 
