@@ -734,6 +734,26 @@ def test_a_file_that_will_not_open_says_why_and_offers_its_path(qtbot, window, c
     assert window.banner.text() == "⚠ Could not open porpoise.md: xdg-open is not installed"
 
 
+def test_an_application_the_launcher_waited_for_is_reaped_when_it_ends(qtbot, tmp_path, monkeypatch):
+    """xdg-open outside a desktop waits for the application (a new user's vim): once watching stopped, it was a
+    zombie from the moment it ended until the next file was opened."""
+    from app.gui import desktop
+    from app.gui.launch import OpenRequest
+
+    monkeypatch.setattr(desktop, "WATCH_SECONDS", 0.2)
+    started = tmp_path / "pid"
+    launcher(tmp_path / "bin", "xdg-open", f'echo $$ > "{started}"; sleep 1')
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    note = tmp_path / "note.txt"
+    note.write_text("The keeper trimmed the wick.\n", encoding="utf-8")
+    opener = desktop.Opener()
+    opener.open(OpenRequest(str(note)))
+    qtbot.waitUntil(lambda: started.exists() and started.read_text().strip() and not opener._running, timeout=5_000)
+    # ended (after a second) and reaped: a zombie keeps its /proc entry until its parent waits for it
+    process = Path(f"/proc/{int(started.read_text())}")
+    qtbot.waitUntil(lambda: not process.exists(), timeout=5_000)
+
+
 def test_enter_opens_a_text_file_at_the_passage_line_in_the_default_editor(qtbot, window, tmp_path, opened,
                                                                           monkeypatch):
     default_app(tmp_path, monkeypatch, "text/plain", "org.gnome.gedit.desktop", "Exec=gedit %U\nTerminal=false\n")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,7 +98,12 @@ class Opener(QObject):
                 self.failed.emit(f"Could not {run.request.action}: {_reason(run, status)}", run.request.path)
             elif run.launch.note:
                 self.noted.emit(run.launch.note)
-            run.stderr.close()  # a launcher still running goes on alone; Python reaps it once it ends
+            run.stderr.close()
+            if status is None:
+                # the application itself (a terminal editor that xdg-open waits for) goes on alone, and a thread waits
+                # to reap it: Python reaps a finished child only when it next starts one, so an editor closed was left
+                # a zombie until the next file was opened
+                threading.Thread(target=run.process.wait, name="quire-reap", daemon=True).start()
         self._running = still
         if not still:
             self._timer.stop()
