@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -40,6 +42,25 @@ def test_selftest_fails_cleanly_on_an_empty_folder(tmp_path):
     done = run_app(["--selftest", str(tmp_path / "empty")], {**os.environ, "QT_QPA_PLATFORM": "offscreen"})
     assert done.returncode == 1
     assert "nothing indexed" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_sigterm_closes_the_window_as_quitting_does(corpus, tmp_path):
+    """A session ending, or ``kill``, sends SIGTERM: the window closes and stops its threads in order while it indexes,
+    where it was killed outright (Qt then aborted: "QThread: Destroyed while thread 'quire-read' is still running")."""
+    index = tmp_path / "index"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    app = subprocess.Popen([sys.executable, "-c", SELFTEST, "--index", str(index), str(corpus)], cwd=ROOT, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (index / "index.db").exists() and app.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)  # the window is up and indexing the folder it was given
+        app.send_signal(signal.SIGTERM)
+        _, err = app.communicate(timeout=60)
+    finally:
+        app.kill()
+    assert app.returncode == 0, err
+    assert "QThread" not in err and "Traceback" not in err
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ import argparse
 import importlib.util
 import logging
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -28,6 +29,8 @@ SELFTEST_TIMEOUT_S = 600
 EXIT_UNEXPECTED = 70
 # Qt platforms that draw to no screen: nobody can see, let alone answer, a message box there.
 HEADLESS_PLATFORMS = frozenset({"offscreen", "minimal", "minimalegl"})
+# How often the interpreter wakes while Qt's loop waits, to run a signal's handler (_close_on_signals).
+SIGNAL_CHECK_MS = 200
 # What ``pip install 'quire[app]'`` adds to the engine's dependencies (pyproject.toml).
 APP_PACKAGES = ("PySide6", "watchdog")
 
@@ -110,8 +113,9 @@ def _interactive(args: argparse.Namespace) -> bool:
     return not args.startup_probe and QGuiApplication.platformName() not in HEADLESS_PLATFORMS
 
 
-def _wait(signal, timeout_s: float, until=lambda *_: True):
-    """Run the event loop until ``signal`` fires with arguments accepted by ``until``; returns them (None: timeout)."""
+def _wait(emitted, timeout_s: float, until=lambda *_: True):
+    """Run the event loop until the Qt signal ``emitted`` fires with arguments accepted by ``until``; returns them
+    (None: timeout)."""
     from PySide6.QtCore import QEventLoop, QTimer
 
     loop, got = QEventLoop(), []
@@ -121,10 +125,10 @@ def _wait(signal, timeout_s: float, until=lambda *_: True):
             got.append(args)
             loop.quit()
 
-    signal.connect(on)
+    emitted.connect(on)
     QTimer.singleShot(int(timeout_s * 1000), loop.quit)
     loop.exec()
-    signal.disconnect(on)
+    emitted.disconnect(on)
     return got[0] if got else None
 
 
@@ -202,6 +206,21 @@ def _lag_probe(interval_ms: int = 10):
     return lambda: (timer, worst[0])[1]  # the closure keeps the timer alive
 
 
+def _close_on_signals(window: MainWindow):
+    """SIGTERM (a session ending, ``kill``) and Ctrl+C in the terminal close ``window`` as Ctrl+Q does, its indexing
+    and search threads stopped in order: killed outright, Qt aborted on threads still running ("QThread: Destroyed
+    while thread 'quire-read' is still running"). Python runs a handler only when it runs code, so a timer wakes it
+    while Qt's loop waits; the timer is returned for the caller to keep."""
+    from PySide6.QtCore import QTimer
+
+    for number in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(number, lambda *_: window.close())
+    timer = QTimer(interval=SIGNAL_CHECK_MS)
+    timer.timeout.connect(lambda: None)
+    timer.start()
+    return timer
+
+
 def open_window(args: argparse.Namespace, settings: Settings | None = None) -> MainWindow:
     """Show the main window on ``args.index``; the folders and files named on the command line are indexed (and
     watched, as dropped ones are) from the start."""
@@ -271,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.exit(code) if argv is None else None
         return code
     window = open_window(args)
+    ticking = _close_on_signals(window)  # noqa: F841 - the timer must live as long as the loop
     primary.handed_over.connect(window.come_forward)
     app.aboutToQuit.connect(primary.release)
     if args.startup_probe:
