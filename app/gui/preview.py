@@ -14,7 +14,6 @@ from app.gui.breakdown import breakdown_html, query_words
 from app.gui.delegate import mark_css
 from app.gui.results_model import chips, highlight_html
 from engine.text.paths import readable
-from engine.text.sentences import ends_like_sentence
 
 if TYPE_CHECKING:
     from engine import Mode, SearchResult
@@ -24,6 +23,8 @@ def flowed(texts: Sequence[str], pieces: Sequence[str]) -> str:
     """The ``pieces`` (the HTML of ``texts``, a passage's sentences in order) run together as the file's lines run: a
     line break before and after a sentence that does not end like one, so that "Rent and deposit" is not read as the
     start of "Rent and deposit The monthly rent is ...", spaces elsewhere."""
+    from engine.text.sentences import ends_like_sentence  # loaded by the time results show; not before the window
+
     ends = [ends_like_sentence(t) for t in texts]
     out = [pieces[0]] if pieces else []
     for i in range(1, len(pieces)):
