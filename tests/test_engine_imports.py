@@ -124,6 +124,6 @@ def test_the_reader_pool_imports_no_parser_until_a_file_of_its_format_is_read(tm
     out = run_probe(_PARSERS_PROBE, pdf, ",".join(PARSERS))
     assert out["at_start"] == []
     assert out["names"] == sorted(["compressed", "docx", "epub", "html", "markdown", "odt", "pdf", "pptx", "rst",
-                                   "rtf", "text"])
+                                   "rtf", "table", "text"])
     assert out["kind"] == "pdf"
     assert out["after_pdf"] == ["pypdfium2"]

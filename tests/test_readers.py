@@ -386,6 +386,21 @@ def test_pdf_dehyphenation(pdf_doc: Document) -> None:
     assert docgen.COMPOUND_KEPT in text  # a capital after the break: the hyphen is part of the word
 
 
+def test_pdf_title_wrapped_onto_two_lines_is_one_paragraph(tmp_path: Path) -> None:
+    # a new user's guarantee was shown by "Lumenta WM8400 Washing Machine — Guarantee and": an 18-point title spaced
+    # 24 points, wider than the text's lines, was cut into two paragraphs
+    page = (docgen._text_ops([(72, 720, "Washing Machine Guarantee and"), (72, 696, "Registration")], size=18) + b"\n"
+            + docgen._text_ops([(72, 660, "Model WM8400, bought in May."), (72, 646, "Kept in the kitchen."),
+                                (72, 632, "Serviced once."), (72, 618, "No faults.")])
+            + b"\n" + docgen._text_ops([(72, 600, "Your guarantee"), (72, 576, "lasts two years.")], size=18))
+    path = tmp_path / "guarantee.pdf"
+    path.write_bytes(docgen.build_pdf([page]))
+    assert [b.text for b in readers.read(path).blocks] == [
+        "Washing Machine Guarantee and Registration",
+        "Model WM8400, bought in May. Kept in the kitchen. Serviced once. No faults.", "Your guarantee",
+        "lasts two years."]
+
+
 def test_pdf_junk_metadata_title_falls_back_to_first_line(tmp_path: Path) -> None:
     assert readers.read(docgen.make_untitled_pdf(tmp_path)).title == docgen.PDF_TITLE
 

@@ -72,6 +72,10 @@ def test_a_heading_is_a_short_line_without_final_punctuation():
     assert is_heading("Term and ending the tenancy") and is_heading("  Rates (2024)\n") and is_heading("Cambelt 62000")
     assert not is_heading("The tenancy runs for twelve months.") and not is_heading("Why not?")
     assert not is_heading("one two three four five six seven eight nine") and not is_heading("  ")
+    # a heading wrapped onto two lines is one
+    assert not is_heading("Lumenta WM8400 Washing Machine — Guarantee and") and not is_heading("Terms of the")
+    assert split_sentences("Washing Machine — Guarantee and\nRegistration\nModel WM8400-W.") == [
+        "Washing Machine — Guarantee and\nRegistration", "Model WM8400-W."]
 
 
 def test_long_runs_are_cut_and_symbol_only_runs_dropped(splitter):

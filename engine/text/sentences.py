@@ -73,6 +73,9 @@ _BLOCK_BREAK = re.compile(r"\n[ \t]*\n+")
 # A line this short that does not end in punctuation is a heading, not a wrapped line.
 _HEADING_MAX_WORDS = 8
 _HEADING_END = re.compile(r"[\w)\]]$")
+# A line that ends in one of these goes on on the next line: a heading wrapped in two ("Washing Machine — Guarantee
+# and" / "Registration", as a PDF lays it out) is one heading.
+_CARRIED_ON = re.compile(r"\b(?:and|or|of|the|a|an)$", re.IGNORECASE)
 _NOT_SPACE = re.compile(r"\S")
 # A list item's marker at a line's start ("- ", "* ", "• ", "3. ", "b) "): the item is a passage of its own, not the
 # previous line's continuation (a Markdown checklist read as one sentence, "- Check credit reports - Work out ...").
@@ -218,7 +221,14 @@ def is_heading(sentence: str) -> bool:
     """Whether ``sentence`` reads as a heading (or a list item's line): a short line that does not end in punctuation,
     as the splitter ends a sentence after one (:func:`_lines_to_units`)."""
     line = sentence.strip()
-    return bool(line) and len(line.split()) <= _HEADING_MAX_WORDS and _HEADING_END.search(line) is not None
+    return (bool(line) and len(line.split()) <= _HEADING_MAX_WORDS and _HEADING_END.search(line) is not None
+            and not carries_on(line))
+
+
+def carries_on(line: str) -> bool:
+    """Whether ``line`` ends in a word that cannot end a sentence or a heading ("and", "of", "the"): the next line
+    goes on with it."""
+    return _CARRIED_ON.search(line.rstrip()) is not None
 
 
 def is_list_item(sentence: str) -> bool:

@@ -26,6 +26,7 @@ from engine.errors import ReadError
 from engine.ingest.readers.base import Block, Document, Limits, register
 from engine.ingest.readers.guard import parser_errors, short_cause
 from engine.ingest.readers.text import short_title
+from engine.text.sentences import carries_on
 
 if TYPE_CHECKING:
     import pypdfium2 as pdfium
@@ -330,7 +331,8 @@ def _paragraphs(lines: list[_Piece]) -> list[str]:
         # A step upwards is the move to the next column, where a paragraph usually goes on.
         gap = previous.bottom - line.bottom > spacing + _PARAGRAPH_GAP * line.height
         new_font = abs(line.height - previous.height) > _FONT_CHANGE * max(line.height, previous.height)
-        if gap or new_font:
+        # a title set larger than the text is spaced wider: its first line ending "and" is no paragraph of its own
+        if (gap and not carries_on(current[-1])) or new_font:
             paragraphs.append(_join(current))
             current = []
         current.append(line.text())
