@@ -972,6 +972,30 @@ def test_a_chip_tooltip_says_what_the_facet_is_about_and_which_query_word_it_mat
     qtbot.waitUntil(lambda: QToolTip.text() == top.path, timeout=2_000)
 
 
+def test_a_passage_too_long_for_its_card_ends_in_an_ellipsis(qapp):
+    from PySide6.QtGui import QFont, QTextDocument
+
+    from app.gui.delegate import clip
+
+    def clipped(html: str) -> QTextDocument:
+        doc = QTextDocument()
+        doc.setDefaultFont(QFont())
+        doc.setDocumentMargin(0)
+        doc.setHtml(f"<body>{html}</body>")
+        doc.setTextWidth(300)
+        clip(doc, 2)
+        return doc
+
+    # a new user read cards cut off mid-sentence with nothing to say the passage went on
+    long = "The monthly rent is <mark>£950</mark>, payable in advance " + "on the first day of each month " * 6
+    doc = clipped(long)
+    text = doc.toPlainText()
+    assert doc.firstBlock().layout().lineCount() == 2 and text.endswith("…") and text.startswith("The monthly rent")
+    assert not text[:-1].endswith(" ") and len(text) < len(long)  # cut after a whole word
+    assert clipped("x" * 400).toPlainText().endswith("…")  # no space to cut at: cut where the line ends
+    assert clipped("Short one.").toPlainText() == "Short one."
+
+
 def test_the_list_counts_what_was_found_and_pages_on_scroll_and_page_down(qtbot, window, tmp_path):
     """Issue 34: the list stopped at 10 documents with no count ("file": 10 shown, 35+ hold the word)."""
     docs = tmp_path / "river"

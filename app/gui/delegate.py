@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QHelpEvent, QPainter, QPalette, QTextDocument
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QHelpEvent, QPainter, QPalette, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QToolTip
 
 from app.gui.results_model import Chip, Role
@@ -37,6 +37,23 @@ def mark_css(palette: QPalette) -> str:
     return f"mark {{ background-color: {tint.name()}; color: {palette.color(QPalette.ColorRole.Text).name()}; font-weight: 600; }}"
 
 
+def clip(doc: QTextDocument, lines: int) -> None:
+    """Cut a one-paragraph ``doc`` (laid out at its width) after its first ``lines`` lines, ending the last in "…"
+    where text was cut: a card clipped mid-sentence without one read as if the passage ended there. The last word
+    that fits goes, to make room, until the mark fits on the line."""
+    block = doc.firstBlock()
+    doc.size()  # lays the document out
+    while doc.blockCount() == 1 and (layout := block.layout()) is not None and layout.lineCount() > lines:
+        line = layout.lineAt(lines - 1)
+        start, end = line.textStart(), line.textStart() + line.textLength()
+        cut = block.text().rfind(" ", start, end - 1)
+        cursor = QTextCursor(doc)
+        cursor.setPosition(block.position() + (cut if cut > start else max(start, end - 2)))
+        cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+        cursor.insertText("…")
+        doc.size()
+
+
 class ResultDelegate(QStyledItemDelegate):
     """Draws :class:`app.gui.results_model.ResultsModel` rows without any per-row widgets.
 
@@ -58,6 +75,7 @@ class ResultDelegate(QStyledItemDelegate):
             doc.setDefaultStyleSheet(css)
             doc.setHtml(f"<body>{html}</body>")
             doc.setTextWidth(width)
+            clip(doc, PASSAGE_LINES)
             self._passages[key] = doc
             if len(self._passages) > PASSAGE_CACHE:
                 self._passages.popitem(last=False)
