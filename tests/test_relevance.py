@@ -252,3 +252,21 @@ def test_a_table_is_shown_by_its_row_that_holds_the_words(tmp_path: Path) -> Non
         for mode in ("hybrid", "lexical", "semantic"):
             top = index.search("how much council tax do we pay", mode=mode).results[0]
             assert (top.title, top.sentence) == ("budget", "Council tax,189,Band C"), mode
+
+
+def test_a_heading_yields_to_an_item_of_its_list(tmp_path: Path) -> None:
+    """A checklist's items are its sentences: a heading over them yields to the best of them (a new user was shown
+    "Before we start viewing" for "things to look at when viewing a property")."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "checklist.md").write_text(
+        "# Buying a house\n\n## Things to check at each viewing\n\n- Water pressure in the shower\n"
+        "- Damp in the house, under the windows and in the loft\n- How old the boiler is\n\n"
+        "## Moving day\n\n- Read the meters\n- Book the van\n", encoding="utf-8")
+    for name, text in {**THREE_FILES, **EVERYDAY}.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    with Index(tmp_path / "db") as index:
+        index.add([docs])
+        for mode in ("hybrid", "lexical", "semantic"):
+            top = index.search("what to check in the house at a viewing", mode=mode).results[0]
+            assert Path(top.path).name == "checklist.md" and top.sentence.startswith("- Damp in the house"), mode

@@ -596,12 +596,12 @@ class Searcher:
 
     def _section(self, row: SentenceRow) -> list[SentenceRow]:
         """The first sentences under a heading found by meaning (as many as a short line's span may reach, up to the
-        next heading) that end as sentences do: it is shown by the one most similar to the query, as a short line is,
-        for a heading's few words lift its cosine above the sentences that say what it names (see
-        :func:`_best_sentence`). A table's rows and a list's items look like headings and are passages of their own."""
+        next heading) that say something (:func:`_says`): it is shown by the one most similar to the query, as a short
+        line is, for a heading's few words lift its cosine above the sentences that say what it names (see
+        :func:`_best_sentence`)."""
         near = self.store.neighbours(row.doc_id, row.ordinal, context.MAX_SPAN - 1)
-        section = itertools.takewhile(lambda r: not is_heading(r.text), (r for r in near if r.ordinal > row.ordinal))
-        return [r for r in section if ends_like_sentence(r.text)]
+        section = itertools.takewhile(lambda r: not _heads(r.text), (r for r in near if r.ordinal > row.ordinal))
+        return [r for r in section if _says(r.text)]
 
     def _weigh(self, part: Sequence[_Doc], asked: _Query, candidates: dict[int, list[SentenceRow]]) -> list[_Evidence]:
         """The evidence of each document of ``part`` of the ranking, in order; documents deleted while ranking are
@@ -908,13 +908,13 @@ def _best_sentence(candidates: list[SentenceRow], contending: list[int], asked: 
     best = max(weighed, key=lambda ce: (ce[1], round(ce[2], 6), mass[ce[0].id]))
     shown = best[0]
     if shown.text.strip() == title.strip():  # its card shows its title already: any sentence of it says more
-        best = max((ce for ce in weighed if ends_like_sentence(ce[0].text)),
+        best = max((ce for ce in weighed if _says(ce[0].text)),
                    key=lambda ce: (round(ce[2], 6), mass[ce[0].id]), default=best)
-    elif is_heading(shown.text) and not is_list_item(shown.text):
+    elif _heads(shown.text):
         # its short words and no sentence's length lift a heading's cosine above its section's sentences' (a lease's
         # "Term and ending the tenancy" over "Either party may end it ... by giving two months' written notice")
         end = _section_end(shown, candidates)
-        best = max((ce for ce in weighed if shown.ordinal < ce[0].ordinal < end and ends_like_sentence(ce[0].text)),
+        best = max((ce for ce in weighed if shown.ordinal < ce[0].ordinal < end and _says(ce[0].text)),
                    key=lambda ce: (round(ce[2], 6), mass[ce[0].id]), default=best)
     return best[0]
 
@@ -922,8 +922,18 @@ def _best_sentence(candidates: list[SentenceRow], contending: list[int], asked: 
 def _section_end(heading: SentenceRow, candidates: list[SentenceRow]) -> float:
     """The ordinal where the section under ``heading`` ends: the next heading among a document's ``candidates``
     (those holding query words, and those found by meaning; a heading with neither is not seen), else the end."""
-    return min((c.ordinal for c in candidates if c.ordinal > heading.ordinal and is_heading(c.text)
-                and not is_list_item(c.text)), default=math.inf)
+    return min((c.ordinal for c in candidates if c.ordinal > heading.ordinal and _heads(c.text)), default=math.inf)
+
+
+def _heads(text: str) -> bool:
+    """Whether a sentence heads a section: a heading, not a list's item (engine.text.sentences)."""
+    return is_heading(text) and not is_list_item(text)
+
+
+def _says(text: str) -> bool:
+    """Whether a sentence says something a heading names: one that ends as sentences do, or a list's item. A table's
+    rows look like headings, and are passages of their own."""
+    return ends_like_sentence(text) or is_list_item(text)
 
 
 def _word_mass(text: str, stems_in: set[str], asked: _Query) -> float:
