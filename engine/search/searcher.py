@@ -895,8 +895,9 @@ def _best_sentence(candidates: list[SentenceRow], contending: list[int], asked: 
     """The candidate with most evidence on the relevance scale (its cosine, and its query words as a share of what
     the query's key words could score, a word held only through its stem counting STEM_ONLY_SHARE), among the
     ``contending`` ones (:func:`_contenders`), a sentence before a short line; then the most query-word mass. A
-    heading picked so yields to the best contending sentence of its section (:func:`_section_end`), and the line the
-    document is titled by to the best contending sentence of the document."""
+    heading picked so yields to the best contending sentence of its section (:func:`_section_end`) that holds a query
+    word, and the line the document is titled by to the best such sentence of the document: one with none of the
+    query's words ("Model WM8400-W, serial number ...") says less than the heading it would replace."""
     ids = set(contending)
     known = [c for c in candidates if c.id in ids] or [max(candidates, key=lambda c: mass[c.id])]
     words = np.array([_word_mass(c.text, found[c.id], asked) for c in known])
@@ -908,13 +909,14 @@ def _best_sentence(candidates: list[SentenceRow], contending: list[int], asked: 
     best = max(weighed, key=lambda ce: (ce[1], round(ce[2], 6), mass[ce[0].id]))
     shown = best[0]
     if shown.text.strip() == title.strip():  # its card shows its title already: any sentence of it says more
-        best = max((ce for ce in weighed if _says(ce[0].text)),
+        best = max((ce for ce in weighed if _says(ce[0].text) and mass[ce[0].id] > 0),
                    key=lambda ce: (round(ce[2], 6), mass[ce[0].id]), default=best)
     elif _heads(shown.text):
         # its short words and no sentence's length lift a heading's cosine above its section's sentences' (a lease's
         # "Term and ending the tenancy" over "Either party may end it ... by giving two months' written notice")
         end = _section_end(shown, candidates)
-        best = max((ce for ce in weighed if shown.ordinal < ce[0].ordinal < end and _says(ce[0].text)),
+        best = max((ce for ce in weighed
+                    if shown.ordinal < ce[0].ordinal < end and _says(ce[0].text) and mass[ce[0].id] > 0),
                    key=lambda ce: (round(ce[2], 6), mass[ce[0].id]), default=best)
     return best[0]
 
