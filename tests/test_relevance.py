@@ -4,6 +4,8 @@ prior bundled for the shipped static model is the one its index uses."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import docgen
@@ -198,16 +200,22 @@ EVERYDAY = {
 }
 
 
+@contextmanager
+def everyday_folder(tmp_path: Path, name: str, text: str) -> Iterator[Index]:
+    """An index of a folder holding ``name`` (its ``text``) among THREE_FILES and EVERYDAY's files."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for file, content in {name: text, **THREE_FILES, **EVERYDAY}.items():
+        (docs / file).write_text(content, encoding="utf-8")
+    with Index(tmp_path / "db") as index:
+        index.add([docs])
+        yield index
+
+
 def test_a_heading_yields_to_the_sentence_of_its_section_that_answers(tmp_path: Path) -> None:
     """A new user asked a lease how much notice ends the tenancy and was shown its heading "Term and ending the
     tenancy": the heading's few words lift its cosine above the sentence that answers."""
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "lease.txt").write_text(LEASE, encoding="utf-8")
-    for name, text in {**THREE_FILES, **EVERYDAY}.items():
-        (docs / name).write_text(text, encoding="utf-8")
-    with Index(tmp_path / "db") as index:
-        index.add([docs])
+    with everyday_folder(tmp_path, "lease.txt", LEASE) as index:
         for mode in ("hybrid", "lexical"):
             top = index.search("how much notice do I have to give to end the tenancy", mode=mode).results[0]
             assert Path(top.path).name == "lease.txt" and top.sentence.startswith("Either party may end it"), mode
@@ -222,16 +230,10 @@ def test_a_heading_yields_to_the_sentence_of_its_section_that_answers(tmp_path: 
 def test_a_document_is_not_shown_by_the_line_its_card_is_titled_by(tmp_path: Path) -> None:
     """A new user asked how often to water "the cheese plant" and was shown the title line of the plant's notes,
     "Looking after Monty (the Swiss cheese plant, Monstera deliciosa)": the card's title again."""
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "monstera.txt").write_text(
-        "Looking after Monty (the Swiss cheese plant, Monstera deliciosa)\n\n"
-        "Bought from the garden centre in April, about 60 cm tall then.\n\n"
-        "Watering\nLet the compost dry out between waterings, then water until it drains.\n", encoding="utf-8")
-    for name, text in {**THREE_FILES, **EVERYDAY}.items():
-        (docs / name).write_text(text, encoding="utf-8")
-    with Index(tmp_path / "db") as index:
-        index.add([docs])
+    notes = ("Looking after Monty (the Swiss cheese plant, Monstera deliciosa)\n\n"
+             "Bought from the garden centre in April, about 60 cm tall then.\n\n"
+             "Watering\nLet the compost dry out between waterings, then water until it drains.\n")
+    with everyday_folder(tmp_path, "monstera.txt", notes) as index:
         for mode in ("hybrid", "lexical"):
             top = index.search("how often should I water the cheese plant", mode=mode).results[0]
             assert top.title.startswith("Looking after Monty") and top.sentence.startswith("Let the compost"), mode
@@ -240,15 +242,9 @@ def test_a_document_is_not_shown_by_the_line_its_card_is_titled_by(tmp_path: Pat
 def test_a_table_is_shown_by_its_row_that_holds_the_words(tmp_path: Path) -> None:
     """A table's rows are short lines without final punctuation, as headings are: a row is the passage itself, and
     yields to no other (a new user's budget was shown by "Water,42," for the council tax)."""
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "budget.csv").write_text(
-        "category,monthly,notes\nRent,950,standing order\nCouncil tax,189,Band C\nWater,42,\n"
-        "Car insurance,61,renews in November\nGroceries,420,mostly the market\n", encoding="utf-8")
-    for name, text in {**THREE_FILES, **EVERYDAY}.items():
-        (docs / name).write_text(text, encoding="utf-8")
-    with Index(tmp_path / "db") as index:
-        index.add([docs])
+    table = ("category,monthly,notes\nRent,950,standing order\nCouncil tax,189,Band C\nWater,42,\n"
+             "Car insurance,61,renews in November\nGroceries,420,mostly the market\n")
+    with everyday_folder(tmp_path, "budget.csv", table) as index:
         for mode in ("hybrid", "lexical", "semantic"):
             top = index.search("how much council tax do we pay", mode=mode).results[0]
             assert (top.title, top.sentence) == ("budget", "Council tax,189,Band C"), mode
@@ -257,16 +253,10 @@ def test_a_table_is_shown_by_its_row_that_holds_the_words(tmp_path: Path) -> Non
 def test_a_heading_yields_to_an_item_of_its_list(tmp_path: Path) -> None:
     """A checklist's items are its sentences: a heading over them yields to the best of them (a new user was shown
     "Before we start viewing" for "things to look at when viewing a property")."""
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "checklist.md").write_text(
-        "# Buying a house\n\n## Things to check at each viewing\n\n- Water pressure in the shower\n"
-        "- Damp in the house, under the windows and in the loft\n- How old the boiler is\n\n"
-        "## Moving day\n\n- Read the meters\n- Book the van\n", encoding="utf-8")
-    for name, text in {**THREE_FILES, **EVERYDAY}.items():
-        (docs / name).write_text(text, encoding="utf-8")
-    with Index(tmp_path / "db") as index:
-        index.add([docs])
+    checklist = ("# Buying a house\n\n## Things to check at each viewing\n\n- Water pressure in the shower\n"
+                 "- Damp in the house, under the windows and in the loft\n- How old the boiler is\n\n"
+                 "## Moving day\n\n- Read the meters\n- Book the van\n")
+    with everyday_folder(tmp_path, "checklist.md", checklist) as index:
         for mode in ("hybrid", "lexical", "semantic"):
             top = index.search("what to check in the house at a viewing", mode=mode).results[0]
             assert Path(top.path).name == "checklist.md" and top.sentence.startswith("- Damp in the house"), mode
