@@ -582,7 +582,7 @@ class Searcher:
                 continue
             if context.is_short(context.word_counts([doc.sem_row.text]))[0]:
                 doc.span_rows = self._span(doc.sem_row)
-            elif is_heading(doc.sem_row.text) and not is_list_item(doc.sem_row.text):
+            elif _heads(doc.sem_row.text):
                 doc.span_rows = self._section(doc.sem_row)
         passages = self.store.sentences_of_passages(
             [p for d in docs if d.lex_passage is not None for p in [d.lex_passage, *d.lex_more]])
