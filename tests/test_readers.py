@@ -288,6 +288,9 @@ def test_a_tables_rows_are_paragraphs_of_their_own(tmp_path: Path) -> None:
     tsv = tmp_path / "t.tsv"
     tsv.write_text("a\tb\n\n1\t2 \"quoted\"\n3\t\"open\n", encoding="utf-8")  # a quote never closed: one last row
     assert [b.text for b in readers.read(tsv).blocks] == ["a\tb", '1\t2 "quoted"', '3\t"open']
+    inches = tmp_path / "desk.csv"
+    inches.write_text('item,size\nMonitor,27" screen\nDesk,oak\n', encoding="utf-8")  # a quote that opens no cell
+    assert [b.text for b in readers.read(inches).blocks] == ["item,size", 'Monitor,27" screen', "Desk,oak"]
 
 
 def test_markdown_markup_is_stripped(tmp_path: Path) -> None:

@@ -906,19 +906,17 @@ def _best_sentence(candidates: list[SentenceRow], contending: list[int], asked: 
     # a heading says what its section is about; a sentence of the section says it (engine.embed.context)
     says = ~context.is_short(context.word_counts([c.text for c in known]))
     weighed = list(zip(known, says.tolist(), evidence.tolist()))
-    best = max(weighed, key=lambda ce: (ce[1], round(ce[2], 6), mass[ce[0].id]))
-    shown = best[0]
+    shown = max(weighed, key=lambda ce: (ce[1], round(ce[2], 6), mass[ce[0].id]))[0]
     if shown.text.strip() == title.strip():  # its card shows its title already: any sentence of it says more
-        best = max((ce for ce in weighed if _says(ce[0].text) and mass[ce[0].id] > 0),
-                   key=lambda ce: (round(ce[2], 6), mass[ce[0].id]), default=best)
+        after, before = -math.inf, math.inf
     elif _heads(shown.text):
         # its short words and no sentence's length lift a heading's cosine above its section's sentences' (a lease's
         # "Term and ending the tenancy" over "Either party may end it ... by giving two months' written notice")
-        end = _section_end(shown, candidates)
-        best = max((ce for ce in weighed
-                    if shown.ordinal < ce[0].ordinal < end and _says(ce[0].text) and mass[ce[0].id] > 0),
-                   key=lambda ce: (round(ce[2], 6), mass[ce[0].id]), default=best)
-    return best[0]
+        after, before = shown.ordinal, _section_end(shown, candidates)
+    else:
+        return shown
+    replacing = [(c, e) for c, _, e in weighed if after < c.ordinal < before and _says(c.text) and mass[c.id] > 0]
+    return max(replacing, key=lambda ce: (round(ce[1], 6), mass[ce[0].id]), default=(shown, 0.0))[0]
 
 
 def _section_end(heading: SentenceRow, candidates: list[SentenceRow]) -> float:

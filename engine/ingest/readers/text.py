@@ -11,6 +11,7 @@ source code and extension-less files get indexed.
 from __future__ import annotations
 
 import codecs
+import csv
 import logging
 import re
 import unicodedata
@@ -345,15 +346,19 @@ class TableReader(TextReader):
 
 
 def _rows(text: str) -> list[str]:
-    """The rows of a table's text as written, a line break inside a quoted cell kept in its row; blank rows left out."""
-    rows: list[list[str]] = [[]]
-    quotes = 0
-    for line in text.split("\n"):
-        rows[-1].append(line)
-        quotes += line.count('"')
-        if quotes % 2 == 0:  # every quoted cell closed: the row ends here
-            rows.append([])
-    return [row for row in ("\n".join(lines) for lines in rows) if row.strip()]
+    """The rows of a table's text as written, blank ones left out: a row ends where the csv module ends a record, so
+    a quoted cell's line breaks stay in its row and a quote inside a cell (27" screen) opens nothing."""
+    lines = text.split("\n")
+    rows: list[str] = []
+    start = 0
+    reader = csv.reader(lines)
+    try:
+        for _ in reader:
+            rows.append("\n".join(lines[start : reader.line_num]))
+            start = reader.line_num
+    except csv.Error:  # a cell past the module's size limit: the rest a row a line
+        rows += lines[start:]
+    return [row for row in rows if row.strip()]
 
 
 PLAIN = register(TextReader())
