@@ -68,6 +68,15 @@ def test_each_list_item_is_a_sentence_of_its_own(splitter):
         "It rose by 2.", "Then fell."]
 
 
+def test_each_field_of_a_message_header_is_a_sentence_of_its_own(splitter):
+    # a saved e-mail thread was shown by "From: Sam Okafor <sam@...> To: Priya ... Date: Thu, 6 Feb 2025 21:14"
+    text = ("From: Sam Okafor <sam@example.org>\nTo: Priya <priya@example.org>\nDate: Thu, 6 Feb 2025 21:14\n"
+            "subject: Re: kitchen\nWe agreed to go\nto Fenwick.")
+    assert split_sentences(text, splitter) == [
+        "From: Sam Okafor <sam@example.org>", "To: Priya <priya@example.org>", "Date: Thu, 6 Feb 2025 21:14",
+        "subject: Re: kitchen", "We agreed to go\nto Fenwick."]
+
+
 def test_a_heading_is_a_short_line_without_final_punctuation():
     assert is_heading("Term and ending the tenancy") and is_heading("  Rates (2024)\n") and is_heading("Cambelt 62000")
     assert not is_heading("The tenancy runs for twelve months.") and not is_heading("Why not?")

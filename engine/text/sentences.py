@@ -80,6 +80,10 @@ _NOT_SPACE = re.compile(r"\S")
 # A list item's marker at a line's start ("- ", "* ", "• ", "3. ", "b) "): the item is a passage of its own, not the
 # previous line's continuation (a Markdown checklist read as one sentence, "- Check credit reports - Work out ...").
 _SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*\s*$")
+# The fields of a message's header ("From: ...", "Subject: ..."): a line that starts with one is a line of its own (a
+# saved e-mail's header ran together as one sentence, "From: Sam ... To: Priya ... Date: ...").
+MESSAGE_FIELDS = "from|to|cc|bcc|date|sent|subject|re|reply-to"
+_FIELD_LINE = re.compile(rf"[ \t]*(?:{MESSAGE_FIELDS})[ \t]*:", re.IGNORECASE)
 # A numbered item's marker, which the splitters end a sentence after ("1." of "1. First step").
 _LIST_NUMBER = re.compile(r"\d{1,2}[.)]")
 _LIST_ITEM = re.compile(r"[ \t]*(?:[-*+•‣◦▪–]|\d{1,2}[.)]|[a-z][)])[ \t]+\S")
@@ -192,8 +196,8 @@ def _offsets_of(splitter: Splitter | str | None) -> Callable[[str], list[tuple[i
 
 
 def _lines_to_units(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
-    """Split a block after a heading (a short line without final punctuation followed by a capitalised line) and
-    before a list item.
+    """Split a block after a heading (a short line without final punctuation followed by a capitalised line), and
+    before a list item or a message header's field.
 
     A wrapped line of running text is followed by a lowercase continuation, which is what tells them apart. The
     next line's first letter is searched for, not sliced out of the rest of the block: that copy made 4 MB of short
@@ -206,7 +210,7 @@ def _lines_to_units(text: str, start: int, end: int) -> Iterator[tuple[int, int]
         if newline < 0:
             break
         line = text[pos:newline].strip()
-        if _LIST_ITEM.match(text, newline + 1, end) or (
+        if _LIST_ITEM.match(text, newline + 1, end) or _FIELD_LINE.match(text, newline + 1, end) or (
             is_heading(line)
             and (following := _NOT_SPACE.search(text, newline + 1, end))
             and (following.group().isupper() or following.group().isdigit())

@@ -23,7 +23,7 @@ from engine.errors import ReadError
 from engine.ingest.readers.base import Block, Document, Limits, register
 from engine.ingest.readers.clean import drop_modeline
 from engine.ingest.readers.guard import parser_errors
-from engine.text.sentences import split_spans
+from engine.text.sentences import MESSAGE_FIELDS, split_spans
 
 if TYPE_CHECKING:
     from charset_normalizer import CharsetMatch
@@ -60,7 +60,7 @@ _MAX_ACCENTED_LETTERS = 0.5
 _WESTERN_MARKS = frozenset("‘’‚“”„–—…•€«»‹›°£¥§©®™¡¿·×÷±¢¶\xa0\xad")
 _PARAGRAPH_BREAK = re.compile(r"\n(?:[ \t]*\n)+")
 # A line of a message's or memo's header: the field's name, and its value.
-_HEADER_FIELD = re.compile(r"(from|to|cc|bcc|date|sent|subject|re|reply-to)\s*:\s*(.*)", re.IGNORECASE)
+_HEADER_FIELD = re.compile(rf"({MESSAGE_FIELDS})\s*:\s*(.*)", re.IGNORECASE)
 _TITLE_MAX_CHARS = 100
 
 
