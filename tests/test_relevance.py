@@ -260,3 +260,16 @@ def test_a_heading_yields_to_an_item_of_its_list(tmp_path: Path) -> None:
         for mode in ("hybrid", "lexical", "semantic"):
             top = index.search("what to check in the house at a viewing", mode=mode).results[0]
             assert Path(top.path).name == "checklist.md" and top.sentence.startswith("- Damp in the house"), mode
+
+
+def test_a_table_is_not_shown_by_its_header_row(tmp_path: Path) -> None:
+    """A header row names columns: a new user's reading log was shown by "date_finished title author pages format
+    rating notes" for a question one of its rows answers."""
+    log = ("date_finished\ttitle\tauthor\tpages\tformat\trating\tnotes\n"
+           "2024-01-14\tThe Salt Path\tRaynor Winn\t288\tpaperback\t4\twalking the coast path\n"
+           "2024-02-29\tKlara and the Sun\tKazuo Ishiguro\t303\tlibrary\t3\tbeautiful but slow\n"
+           "2024-06-09\tLessons in Chemistry\tBonnie Garmus\t400\tebook\t4\tbook club pick\n"
+           "2024-07-21\tDemon Copperhead\tBarbara Kingsolver\t560\thardback\t5\tthe best thing I read all year\n")
+    with everyday_folder(tmp_path, "reading_log.tsv", log) as index:
+        top = index.search("books I finished with the best rating").results[0]
+        assert top.title == "reading_log" and top.sentence.startswith("2024-07-21 Demon Copperhead"), top.sentence

@@ -77,6 +77,8 @@ STEM_ONLY_SHARE = 0.5
 _ASCII_WORD = re.compile(r"[^\W_]+")
 # Documents beyond k weighed in the first round (:func:`_rounds`): those that turn out weak or duplicates.
 FIRST_ROUND_SLACK = 5
+# The kind the table reader (engine.ingest.readers.text.TableReader) records: its first row is a header.
+TABLE_KIND = "table"
 # Hybrid queries that may rank their words at the same time (one per search thread the app and tools run).
 WORD_RANKERS = 4
 
@@ -634,7 +636,7 @@ class Searcher:
         if doc.sem_sentence is not None and asked.mode is Mode.SEMANTIC:
             best = _semantic_best(doc, cosines)
         else:
-            best = _best_sentence(candidates, contending, asked, cosines, found, mass, record.title or "")
+            best = _best_sentence(candidates, contending, asked, cosines, found, mass, record)
             if mass[best.id] == 0 and doc.sem_sentence is not None:
                 best = _semantic_best(doc, cosines)
         matched = set().union(*(found[c.id] for c in candidates))
@@ -891,13 +893,14 @@ def _most_words(candidates: list[SentenceRow], mass: dict[int, float]) -> list[i
 
 
 def _best_sentence(candidates: list[SentenceRow], contending: list[int], asked: _Query, cosines: dict[int, float],
-                   found: dict[int, set[str]], mass: dict[int, float], title: str) -> SentenceRow:
+                   found: dict[int, set[str]], mass: dict[int, float], record: DocumentRecord) -> SentenceRow:
     """The candidate with most evidence on the relevance scale (its cosine, and its query words as a share of what
     the query's key words could score, a word held only through its stem counting STEM_ONLY_SHARE), among the
     ``contending`` ones (:func:`_contenders`), a sentence before a short line; then the most query-word mass. A
     heading picked so yields to the best contending sentence of its section (:func:`_section_end`) that holds a query
-    word, and the line the document is titled by to the best such sentence of the document: one with none of the
-    query's words ("Model WM8400-W, serial number ...") says less than the heading it would replace."""
+    word, and the line the document is titled by (or a table's header row) to the best such sentence of the
+    document: one with none of the query's words ("Model WM8400-W, serial number ...") says less than the heading it
+    would replace."""
     ids = set(contending)
     known = [c for c in candidates if c.id in ids] or [max(candidates, key=lambda c: mass[c.id])]
     words = np.array([_word_mass(c.text, found[c.id], asked) for c in known])
@@ -907,7 +910,7 @@ def _best_sentence(candidates: list[SentenceRow], contending: list[int], asked: 
     says = ~context.is_short(context.word_counts([c.text for c in known]))
     weighed = list(zip(known, says.tolist(), evidence.tolist()))
     shown = max(weighed, key=lambda ce: (ce[1], round(ce[2], 6), mass[ce[0].id]))[0]
-    if shown.text.strip() == title.strip():  # its card shows its title already: any sentence of it says more
+    if _names_document(shown, record):  # any sentence of it says more
         after, before = -math.inf, math.inf
     elif _heads(shown.text):
         # its short words and no sentence's length lift a heading's cosine above its section's sentences' (a lease's
@@ -915,8 +918,16 @@ def _best_sentence(candidates: list[SentenceRow], contending: list[int], asked: 
         after, before = shown.ordinal, _section_end(shown, candidates)
     else:
         return shown
-    replacing = [(c, e) for c, _, e in weighed if after < c.ordinal < before and _says(c.text) and mass[c.id] > 0]
+    table = record.kind == TABLE_KIND  # a row says what it says, with or without a full stop
+    replacing = [(c, e) for c, _, e in weighed
+                 if after < c.ordinal < before and c.id != shown.id and (table or _says(c.text)) and mass[c.id] > 0]
     return max(replacing, key=lambda ce: (round(ce[1], 6), mass[ce[0].id]), default=(shown, 0.0))[0]
+
+
+def _names_document(row: SentenceRow, record: DocumentRecord) -> bool:
+    """Whether ``row`` is the line ``record`` is titled by, which its card shows already, or a table's header row,
+    which names columns ("date_finished title author pages format rating notes" was shown for a reading log)."""
+    return row.text.strip() == (record.title or "").strip() or (record.kind == TABLE_KIND and row.ordinal == 0)
 
 
 def _section_end(heading: SentenceRow, candidates: list[SentenceRow]) -> float:
