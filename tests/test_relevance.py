@@ -273,3 +273,15 @@ def test_a_table_is_not_shown_by_its_header_row(tmp_path: Path) -> None:
     with everyday_folder(tmp_path, "reading_log.tsv", log) as index:
         top = index.search("books I finished with the best rating").results[0]
         assert top.title == "reading_log" and top.sentence.startswith("2024-07-21 Demon Copperhead"), top.sentence
+
+
+def test_a_heading_with_no_answer_under_it_yields_to_the_documents_best_sentence(tmp_path: Path) -> None:
+    """A walking guide was shown by the heading of the walk after the one whose sentence answered: where nothing of
+    its own section holds a query word, a heading yields to the best sentence of the document that does."""
+    guide = ("Three walks from Malham\n\nWalk 2: Malham Cove\n\nFrom the village the path follows the beck north. "
+             "The 400 steps up the west side of the cove bring you to the limestone pavement on top.\n\n"
+             "Walk 3: Malham Tarn\n\nThe tarn is a lake high on the moor, with a nature reserve beside it.\n")
+    with everyday_folder(tmp_path, "walks.txt", guide) as index:
+        for mode in ("hybrid", "lexical"):
+            top = index.search("how many steps to climb at Malham", mode=mode).results[0]
+            assert Path(top.path).name == "walks.txt" and top.sentence.startswith("The 400 steps"), (mode, top.sentence)

@@ -898,8 +898,8 @@ def _best_sentence(candidates: list[SentenceRow], contending: list[int], asked: 
     the query's key words could score, a word held only through its stem counting STEM_ONLY_SHARE), among the
     ``contending`` ones (:func:`_contenders`), a sentence before a short line; then the most query-word mass. A
     heading picked so yields to the best contending sentence of its section (:func:`_section_end`) that holds a query
-    word, and the line the document is titled by (or a table's header row) to the best such sentence of the
-    document: one with none of the query's words ("Model WM8400-W, serial number ...") says less than the heading it
+    word, else to the best such sentence of the document, as the line the document is titled by (or a table's header
+    row) does: one with none of the query's words ("Model WM8400-W, serial number ...") says less than the heading it
     would replace."""
     ids = set(contending)
     known = [c for c in candidates if c.id in ids] or [max(candidates, key=lambda c: mass[c.id])]
@@ -914,14 +914,16 @@ def _best_sentence(candidates: list[SentenceRow], contending: list[int], asked: 
         after, before = -math.inf, math.inf
     elif _heads(shown.text):
         # its short words and no sentence's length lift a heading's cosine above its section's sentences' (a lease's
-        # "Term and ending the tenancy" over "Either party may end it ... by giving two months' written notice")
+        # "Term and ending the tenancy" over "Either party may end it ... by giving two months' written notice");
+        # where none of its section contends, the document's best does (a walking guide was shown by the heading
+        # of the walk after the one whose sentence answered)
         after, before = shown.ordinal, _section_end(shown, candidates)
     else:
         return shown
     table = record.kind == TABLE_KIND  # a row says what it says, with or without a full stop
-    replacing = [(c, e) for c, _, e in weighed
-                 if after < c.ordinal < before and c.id != shown.id and (table or _says(c.text)) and mass[c.id] > 0]
-    return max(replacing, key=lambda ce: (round(ce[1], 6), mass[ce[0].id]), default=(shown, 0.0))[0]
+    replacing = [(c, e) for c, _, e in weighed if c.id != shown.id and (table or _says(c.text)) and mass[c.id] > 0]
+    within = [(c, e) for c, e in replacing if after < c.ordinal < before]
+    return max(within or replacing, key=lambda ce: (round(ce[1], 6), mass[ce[0].id]), default=(shown, 0.0))[0]
 
 
 def _names_document(row: SentenceRow, record: DocumentRecord) -> bool:
