@@ -59,6 +59,7 @@ def index(tmp_path_factory):
     (docs / "kitchen.txt").write_text("Whisk the eggs and separate the yolks for the custard.\n", encoding="utf-8")
     (docs / "accounts.txt").write_text("Renew the password of every account each year.\n", encoding="utf-8")
     (docs / "band.txt").write_text("Bud Freeman played the tenor saxophone in the band.\n", encoding="utf-8")
+    (docs / "zoo.txt").write_text("At the zoo the panda ate bamboo while we ate pancakes.\n", encoding="utf-8")
     (docs / "secrets.txt").write_text("Steganography hides a message in a picture; the hidden message is a steganogram.\n"
                                       "A steganogram and its steganogram key.\n", encoding="utf-8")
     with Index(root / "index", config=IndexConfig(workers=0)) as idx:
@@ -99,6 +100,12 @@ def test_a_stem_and_an_ending_that_make_no_word_are_not_suggested(index):
     # "freeman" + "er" stems as "freeman" does, two edits from "freelancer" (a word the model's vocabulary lacks)
     response = index.search("saxophone freelancer")
     assert response.missing == ("freelancer",) and response.did_you_mean is None
+
+
+def test_the_start_of_an_indexed_word_is_no_misspelling(index):
+    # typed on the way to "pancakes": a new user was offered "panda"
+    assert index.search("zoo panca").did_you_mean is None
+    assert index.search("zoo pandq").did_you_mean == "zoo panda"  # a misspelling still is one
 
 
 def test_of_equally_close_words_the_word_of_the_language_is_suggested(index):

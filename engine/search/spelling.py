@@ -130,6 +130,10 @@ def correction(store: Store, word: str, language: WordTokenizer | None = None) -
     if len(folded) <= PREFIX or not folded.isalpha():
         return None
     own = store.stems_from(folded[:PREFIX])
+    if any(stem.startswith(folded) for stem, _ in own):
+        # the start of a word the index holds: one being typed ("panca" of "pancakes" was offered "panda"), or cut
+        # short ("vouch", offered "voucher"), not a misspelling of another
+        return None
     found = _closest(store, folded, own, language)
     if found is None or (language is not None and not _known(language, found)):
         # maybe a typo among the first letters: the prefixes one deletion, swap or doubled letter away too, where the
