@@ -925,6 +925,9 @@ def test_the_preview_puts_a_heading_on_a_line_of_its_own():
     assert flowed(texts, [t.upper() for t in texts]) == (
         "NO PETS.<br>RENT AND DEPOSIT<br>THE RENT IS £950. IT IS DUE MONTHLY!<br>GROCERIES: 420<br>FUEL: 90")
     assert flowed(["He said “stop.”", "Then left."], ["a", "b"]) == "a b"  # a quote closes the sentence
+    # numbered items ran together: "£50,000. 1. The crew of four ... 2. Load the van."
+    assert flowed(["It cost £50,000.", "1. The crew arrive.", "2. Load the van.", "Done."], list("abcd")) == (
+        "a<br>b<br>c<br>d")
     assert flowed([], []) == ""
 
 

@@ -21,14 +21,15 @@ if TYPE_CHECKING:
 
 def flowed(texts: Sequence[str], pieces: Sequence[str]) -> str:
     """The ``pieces`` (the HTML of ``texts``, a passage's sentences in order) run together as the file's lines run: a
-    line break before and after a sentence that does not end like one, so that "Rent and deposit" is not read as the
-    start of "Rent and deposit The monthly rent is ...", spaces elsewhere."""
-    from engine.text.sentences import ends_like_sentence  # loaded by the time results show; not before the window
+    line break before and after a sentence that does not end like one, or a list's item, so that "Rent and deposit"
+    is not read as the start of "Rent and deposit The monthly rent is ...", spaces elsewhere."""
+    from engine.text.sentences import ends_like_sentence, is_list_item  # loaded by the time results show
 
-    ends = [ends_like_sentence(t) for t in texts]
+    # a list's item is a line of its own too, with a full stop or without ("£50,000. 1. The crew of four ...")
+    running = [ends_like_sentence(t) and not is_list_item(t) for t in texts]
     out = [pieces[0]] if pieces else []
     for i in range(1, len(pieces)):
-        out.append(" " if ends[i - 1] and ends[i] else "<br>")
+        out.append(" " if running[i - 1] and running[i] else "<br>")
         out.append(pieces[i])
     return "".join(out)
 
