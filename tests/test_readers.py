@@ -280,6 +280,18 @@ def test_a_modeline_is_dropped_only_at_the_start_and_keeps_the_words_on_its_line
     assert drop_modeline("-*- text -*-") == ""
 
 
+def test_a_saved_email_threads_quote_marks_are_dropped(tmp_path: Path) -> None:
+    # a reply's sentences ran across its quoted paragraphs: "... about £900. > The earliest fitting date ... > > P"
+    thread = tmp_path / "thread.txt"
+    thread.write_text("Subject: Kitchen\n\nGo ahead.\n\n> On Wed, Priya wrote:\n>\n> The quote is £13,900.\n"
+                      "> Fitting takes a week.\n>\n>> On Tue, Sam wrote:\n>>\n>> Too much.\n", encoding="utf-8")
+    doc = readers.read(thread)
+    assert doc.title == "Kitchen"
+    assert [b.text for b in doc.blocks] == ["Subject: Kitchen", "Go ahead.", "On Wed, Priya wrote:",
+                                            "The quote is £13,900.\nFitting takes a week.", "On Tue, Sam wrote:",
+                                            "Too much."]
+
+
 def test_a_tables_rows_are_paragraphs_of_their_own(tmp_path: Path) -> None:
     # a new user's budget ran its rows together into one passage and was titled by its header row
     doc = readers.read(docgen.make_csv(tmp_path))

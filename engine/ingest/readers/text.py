@@ -59,6 +59,9 @@ _MAX_ACCENTED_LETTERS = 0.5
 # others ("by³em" for "byłem").
 _WESTERN_MARKS = frozenset("‘’‚“”„–—…•€«»‹›°£¥§©®™¡¿·×÷±¢¶\xa0\xad")
 _PARAGRAPH_BREAK = re.compile(r"\n(?:[ \t]*\n)+")
+# The marks at the start of a quoted line of a saved e-mail ("> ", ">> "): read with them, a reply's sentences ran
+# across its paragraphs ("... about £900. > The earliest fitting date ... > > P > >> On Tue, 4 Feb, Sam wrote:").
+_QUOTE_MARKS = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.MULTILINE)
 # A line of a message's or memo's header: the field's name, and its value.
 _HEADER_FIELD = re.compile(rf"({MESSAGE_FIELDS})\s*:\s*(.*)", re.IGNORECASE)
 _TITLE_MAX_CHARS = 100
@@ -223,8 +226,9 @@ class TextReader:
         return Document(title=title or text_title(text, path), blocks=blocks, kind=self.name)
 
     def markup(self, text: str) -> tuple[str | None, str]:
-        """The title the markup declares (None if it declares none) and the text with its markup removed."""
-        return None, text
+        """The title the markup declares (None if it declares none) and the text with its markup removed: in plain
+        text, the quote marks a saved e-mail's replies carry (a line of them alone is a paragraph break)."""
+        return None, _QUOTE_MARKS.sub("", text)
 
 
 # Inline markup shared by Markdown and reStructuredText. Underscores count only outside words (snake_case stays).
