@@ -25,6 +25,7 @@ from engine.ingest.readers.base import Limits
 from engine.locations import default_index_dir
 from engine.search.results import Mode, named
 from engine.store.filters import Filters
+from engine.text.pages import page_label
 from engine.text.paths import readable
 
 if TYPE_CHECKING:
@@ -298,7 +299,7 @@ def _print_response(response) -> None:
         hidden = f" ({response.weak_hidden} weak matches hidden; --all shows them)" if response.weak_hidden else ""
         click.echo(f"nothing relevant found{hidden}")
     for i, r in enumerate(response.results, 1):
-        page = f", p. {r.page}" if r.page else ""
+        page = f", {page_label(r.path, r.page)}" if r.page else ""
         sim = f"score {r.score:.0f}" + (f", similarity {r.similarity:.2f}" if r.similarity is not None else "")
         words = named(r.explanation.matched_terms)
         path = readable(r.path)

@@ -98,13 +98,15 @@ def test_screenshot_of_the_real_window_under_xvfb(corpus, tmp_path, xvfb_display
 
 def test_window_module_loads_without_engine_or_torch():
     """The window appears before the engine loads (on a worker thread), so start-up stays under 1.5 s. Only the
-    path-display helper (engine.text.paths, plain string functions) and the filters (a dataclass) may be loaded."""
+    path and page display helpers (engine.text.paths and pages, plain string functions) and the filters (a dataclass)
+    may be loaded."""
     code = ("import sys, app.gui.main, app.gui.window\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('engine', 'torch')))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
                           env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == str(["engine", "engine.store", "engine.store.filters", "engine.text", "engine.text.paths"])
+    assert done.stdout.strip() == str(["engine", "engine.store", "engine.store.filters", "engine.text",
+                                       "engine.text.pages", "engine.text.paths"])
 
 
 def test_gui_constants_match_the_engine():

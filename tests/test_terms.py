@@ -212,3 +212,12 @@ def test_the_function_word_parts_of_contractions_are_no_query_words() -> None:
     assert [t.word for t in query_terms("thi")] == ["thi"]  # nothing else: searched as typed
     assert [t.word for t in query_terms("writing wills")] == ["writing", "wills"]
     assert [t.word for t in query_terms("O'Toole's pub")] == ["O", "Toole", "pub"]  # an apostrophe before no "t"
+
+
+def test_a_passage_is_placed_on_a_page_or_on_a_slide() -> None:
+    from engine.text.pages import page_label
+
+    # a new user's presentation said its bus time was on "p. 3"
+    assert page_label("/talks/away_day.PPTX", 3) == "slide 3" and page_label("deck.odp", 2, short=False) == "slide 2"
+    assert page_label("tides.pdf", 3) == "p. 3" and page_label("tides.pdf", 3, short=False) == "page 3"
+    assert page_label("notes.txt", None) == "" and page_label("tides.pdf", 0) == ""

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from app.gui.open_at_line import MAX_SCAN_BYTES, line_command, line_of, text_mimes
 from app.gui.open_at_page import page_command
+from engine.text.pages import page_label
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,7 @@ def _where(request: OpenRequest) -> str:
     user's text opened at its first line in an editor quire could not find a line-aware route to."""
     name = Path(request.path).name
     if request.page is not None and request.page > 1:
-        return f"{name} opened at its start: the passage is on page {request.page}"
+        return f"{name} opened at its start: the passage is on {page_label(request.path, request.page, short=False)}"
     line = _line(request) if request.sentence and text_mimes(request.path) else None
     return f"{name} opened at its start: the passage is on line {line}" if line is not None and line > 1 else ""
 

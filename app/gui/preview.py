@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QTextBrowser, QToolButton, QVBoxLayout, QWidget
 from app.gui.breakdown import breakdown_html, query_words
 from app.gui.delegate import mark_css
 from app.gui.results_model import chips, highlight_html
+from engine.text.pages import page_label
 from engine.text.paths import readable
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ def context_html(result: SearchResult, asked: Sequence[str] | None, mode: Mode |
     words, None for "more like this"; ``mode``: the search's), with the numbers when ``show_details``."""
     path = readable(result.path)
     title = html.escape(result.title or Path(path).name)
-    page = f" · page {result.page}" if result.page else ""
+    page = f" · {page_label(result.path, result.page, short=False)}" if result.page else ""
     passage = f"<span class='best'>{highlight_html(result.sentence, result.highlights)}</span>"
     texts = [*result.context_before, result.sentence, *result.context_after]
     pieces = [*map(html.escape, result.context_before), passage, *map(html.escape, result.context_after)]

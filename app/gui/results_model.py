@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
 
+from engine.text.pages import page_label
 from engine.text.paths import readable
 
 if TYPE_CHECKING:
@@ -174,7 +175,7 @@ class ResultsModel(QAbstractListModel):
         if role == Role.FACETS:
             return chips(result)
         if role == Role.LOCATION:
-            page = f"  ·  p. {result.page}" if result.page else ""
+            page = f"  ·  {page_label(result.path, result.page)}" if result.page else ""
             return ("weak match  ·  " if result.weak else "") + path + page
         if role == Qt.ItemDataRole.AccessibleTextRole:
             weak = ", weak match" if result.weak else ""

@@ -49,6 +49,7 @@ from app.gui.settings_dialog import MODE_LABELS, SettingsDialog
 from app.gui.watcher import FolderWatcher
 from app.gui.wording import duration_text
 from engine.store.filters import NOTHING_PASSES
+from engine.text.pages import page_label
 
 if TYPE_CHECKING:  # the engine loads on the worker threads, after the window is up
     from engine import IndexStatus, Progress, SearchResponse, SearchResult
@@ -87,7 +88,7 @@ class LikeTarget:
         name = Path(self.path).name
         if self.ordinal is None:
             return name
-        return f"a passage of {name}" + (f", p. {self.page}" if self.page else "")
+        return f"a passage of {name}" + (f", {page_label(self.path, self.page)}" if self.page else "")
 
 
 def progress_text(p: Progress) -> str:

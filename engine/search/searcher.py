@@ -910,7 +910,8 @@ def _best_sentence(candidates: list[SentenceRow], contending: list[int], asked: 
     says = ~context.is_short(context.word_counts([c.text for c in known]))
     weighed = list(zip(known, says.tolist(), evidence.tolist()))
     shown = max(weighed, key=lambda ce: (ce[1], round(ce[2], 6), mass[ce[0].id]))[0]
-    if _names_document(shown, record):  # any sentence of it says more
+    # a title line that is a sentence ("Rigel is a blue supergiant star in Orion.") says something itself
+    if _names_document(shown, record) and not _says(shown.text):
         after, before = -math.inf, math.inf
     elif _heads(shown.text):
         # its short words and no sentence's length lift a heading's cosine above its section's sentences' (a lease's
