@@ -227,18 +227,6 @@ def test_a_heading_yields_to_the_sentence_of_its_section_that_answers(tmp_path: 
         assert Path(top.path).name == "lease.txt" and top.sentence.startswith("No animals may be kept"), top.sentence
 
 
-def test_a_document_is_not_shown_by_the_line_its_card_is_titled_by(tmp_path: Path) -> None:
-    """A new user asked how often to water "the cheese plant" and was shown the title line of the plant's notes,
-    "Looking after Monty (the Swiss cheese plant, Monstera deliciosa)": the card's title again."""
-    notes = ("Looking after Monty (the Swiss cheese plant, Monstera deliciosa)\n\n"
-             "Bought from the garden centre in April, about 60 cm tall then.\n\n"
-             "Watering\nLet the compost dry out between waterings, then water until it drains.\n")
-    with everyday_folder(tmp_path, "monstera.txt", notes) as index:
-        for mode in ("hybrid", "lexical"):
-            top = index.search("how often should I water the cheese plant", mode=mode).results[0]
-            assert top.title.startswith("Looking after Monty") and top.sentence.startswith("Let the compost"), mode
-
-
 def test_a_table_is_shown_by_its_row_that_holds_the_words(tmp_path: Path) -> None:
     """A table's rows are short lines without final punctuation, as headings are: a row is the passage itself, and
     yields to no other (a new user's budget was shown by "Water,42," for the council tax)."""
@@ -250,38 +238,41 @@ def test_a_table_is_shown_by_its_row_that_holds_the_words(tmp_path: Path) -> Non
             assert (top.title, top.sentence) == ("budget", "Council tax,189,Band C"), mode
 
 
-def test_a_heading_yields_to_an_item_of_its_list(tmp_path: Path) -> None:
-    """A checklist's items are its sentences: a heading over them yields to the best of them (a new user was shown
-    "Before we start viewing" for "things to look at when viewing a property")."""
-    checklist = ("# Buying a house\n\n## Things to check at each viewing\n\n- Water pressure in the shower\n"
-                 "- Damp in the house, under the windows and in the loft\n- How old the boiler is\n\n"
-                 "## Moving day\n\n- Read the meters\n- Book the van\n")
-    with everyday_folder(tmp_path, "checklist.md", checklist) as index:
-        for mode in ("hybrid", "lexical", "semantic"):
-            top = index.search("what to check in the house at a viewing", mode=mode).results[0]
-            assert Path(top.path).name == "checklist.md" and top.sentence.startswith("- Damp in the house"), mode
+# Passages a new user was shown in place of the sentence that answers, each as (file, its text, the question, the
+# modes that weigh words, how the answering passage starts).
+PASSAGES = {
+    # the card's title again: the line the plant's notes are titled by
+    "title line": ("monstera.txt", "Looking after Monty (the Swiss cheese plant, Monstera deliciosa)\n\n"
+                   "Bought from the garden centre in April, about 60 cm tall then.\n\n"
+                   "Watering\nLet the compost dry out between waterings, then water until it drains.\n",
+                   "how often should I water the cheese plant", ("hybrid", "lexical"), "Let the compost"),
+    # "Before we start viewing": a heading over a checklist, whose items are its sentences
+    "list under a heading": ("checklist.md", "# Buying a house\n\n## Things to check at each viewing\n\n"
+                             "- Water pressure in the shower\n- Damp in the house, under the windows and in the loft\n"
+                             "- How old the boiler is\n\n## Moving day\n\n- Read the meters\n- Book the van\n",
+                             "what to check in the house at a viewing", ("hybrid", "lexical", "semantic"),
+                             "- Damp in the house"),
+    # the heading of the walk after the one whose sentence answered, nothing of its own section holding a query word
+    "the next section's heading": ("walks.txt", "Three walks from Malham\n\nWalk 2: Malham Cove\n\nFrom the village "
+                                   "the path follows the beck north. The 400 steps up the west side of the cove bring "
+                                   "you to the limestone pavement on top.\n\nWalk 3: Malham Tarn\n\nThe tarn is a lake "
+                                   "high on the moor, with a nature reserve beside it.\n",
+                                   "how many steps to climb at Malham", ("hybrid", "lexical"), "The 400 steps"),
+    # a reading log's header row, which names columns ("date_finished title author pages format rating notes")
+    "a table's header row": ("reading_log.tsv", "date_finished\ttitle\tauthor\tpages\tformat\trating\tnotes\n"
+                             "2024-01-14\tThe Salt Path\tRaynor Winn\t288\tpaperback\t4\twalking the coast path\n"
+                             "2024-02-29\tKlara and the Sun\tKazuo Ishiguro\t303\tlibrary\t3\tbeautiful but slow\n"
+                             "2024-06-09\tLessons in Chemistry\tBonnie Garmus\t400\tebook\t4\tbook club pick\n"
+                             "2024-07-21\tDemon Copperhead\tBarbara Kingsolver\t560\thardback\t5\tthe best thing "
+                             "I read all year\n", "books I finished with the best rating", ("hybrid",),
+                             "2024-07-21 Demon Copperhead"),
+}
 
 
-def test_a_table_is_not_shown_by_its_header_row(tmp_path: Path) -> None:
-    """A header row names columns: a new user's reading log was shown by "date_finished title author pages format
-    rating notes" for a question one of its rows answers."""
-    log = ("date_finished\ttitle\tauthor\tpages\tformat\trating\tnotes\n"
-           "2024-01-14\tThe Salt Path\tRaynor Winn\t288\tpaperback\t4\twalking the coast path\n"
-           "2024-02-29\tKlara and the Sun\tKazuo Ishiguro\t303\tlibrary\t3\tbeautiful but slow\n"
-           "2024-06-09\tLessons in Chemistry\tBonnie Garmus\t400\tebook\t4\tbook club pick\n"
-           "2024-07-21\tDemon Copperhead\tBarbara Kingsolver\t560\thardback\t5\tthe best thing I read all year\n")
-    with everyday_folder(tmp_path, "reading_log.tsv", log) as index:
-        top = index.search("books I finished with the best rating").results[0]
-        assert top.title == "reading_log" and top.sentence.startswith("2024-07-21 Demon Copperhead"), top.sentence
-
-
-def test_a_heading_with_no_answer_under_it_yields_to_the_documents_best_sentence(tmp_path: Path) -> None:
-    """A walking guide was shown by the heading of the walk after the one whose sentence answered: where nothing of
-    its own section holds a query word, a heading yields to the best sentence of the document that does."""
-    guide = ("Three walks from Malham\n\nWalk 2: Malham Cove\n\nFrom the village the path follows the beck north. "
-             "The 400 steps up the west side of the cove bring you to the limestone pavement on top.\n\n"
-             "Walk 3: Malham Tarn\n\nThe tarn is a lake high on the moor, with a nature reserve beside it.\n")
-    with everyday_folder(tmp_path, "walks.txt", guide) as index:
-        for mode in ("hybrid", "lexical"):
-            top = index.search("how many steps to climb at Malham", mode=mode).results[0]
-            assert Path(top.path).name == "walks.txt" and top.sentence.startswith("The 400 steps"), (mode, top.sentence)
+@pytest.mark.parametrize("case", PASSAGES)
+def test_the_passage_shown_is_the_one_that_answers(tmp_path: Path, case: str) -> None:
+    name, text, query, modes, answer = PASSAGES[case]
+    with everyday_folder(tmp_path, name, text) as index:
+        for mode in modes:
+            top = index.search(query, mode=mode).results[0]
+            assert Path(top.path).name == name and top.sentence.startswith(answer), (mode, top.sentence)
