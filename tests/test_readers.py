@@ -280,6 +280,25 @@ def test_a_modeline_is_dropped_only_at_the_start_and_keeps_the_words_on_its_line
     assert drop_modeline("-*- text -*-") == ""
 
 
+def test_a_docx_letterhead_in_the_page_header_is_read_once(tmp_path: Path) -> None:
+    # a new user searched a reference letter for its architects' phone number, which only its letterhead held
+    import docx
+
+    letter = docx.Document()
+    letter.add_heading("Reference for Tamsin Rowe", level=1)
+    letter.add_paragraph("Tamsin has worked with us for three years.")
+    letter.add_section()  # a second section that keeps the first one's header: not read twice
+    letter.sections[0].header.paragraphs[0].text = "Tanner Street Architects"
+    letter.sections[0].header.add_paragraph("12 Tanner Street, London, 020 7946 0000")
+    letter.sections[0].footer.paragraphs[0].text = "Registered in England No. 1234"
+    path = tmp_path / "reference.docx"
+    letter.save(str(path))
+    doc = readers.read(path)
+    assert doc.title == "Reference for Tamsin Rowe"
+    assert [b.text for b in doc.blocks] == ["Tanner Street Architects", "12 Tanner Street, London, 020 7946 0000",
+                                            "Reference for Tamsin Rowe", "Tamsin has worked with us for three years."]
+
+
 def test_a_saved_email_threads_quote_marks_are_dropped(tmp_path: Path) -> None:
     # a reply's sentences ran across its quoted paragraphs: "... about £900. > The earliest fitting date ... > > P"
     thread = tmp_path / "thread.txt"

@@ -17,6 +17,7 @@ from engine.ingest.readers.zipguard import check_zip
 
 if TYPE_CHECKING:
     from docx.document import Document as DocxDocument
+    from docx.section import _Header
     from docx.table import _Cell
     from odf.element import Element
     from pptx.shapes.autoshape import Shape
@@ -32,7 +33,8 @@ def _meta_title(title: str | None) -> str:
     return "" if title.lower() in _JUNK_TITLES else title
 
 
-def _docx_paragraphs(container: DocxDocument | _Cell, styles: dict[str | None, str]) -> Iterator[tuple[str, str]]:
+def _docx_paragraphs(container: DocxDocument | _Cell | _Header, styles: dict[str | None, str]
+                     ) -> Iterator[tuple[str, str]]:
     """(style name, text) of each paragraph in body order, descending into table cells (merged cells once).
 
     ``styles`` caches style names by style id: python-docx finds a paragraph's style by walking every style of the
@@ -57,8 +59,26 @@ def _docx_paragraphs(container: DocxDocument | _Cell, styles: dict[str | None, s
             yield styles[style_id], item.text
 
 
+def _docx_headers(doc: DocxDocument, styles: dict[str | None, str]) -> list[tuple[str, str]]:
+    """(style name, text) of the distinct paragraphs of every section's page headers, the first page's and even
+    pages' included: a letter's letterhead, which a new user searched for ("Tanner Street architects phone number")
+    and the body never says."""
+    seen: set[str] = set()
+    out: list[tuple[str, str]] = []
+    for section in doc.sections:
+        for header in (section.first_page_header, section.header, section.even_page_header):
+            if header.is_linked_to_previous:  # no header of its own
+                continue
+            for style, text in _docx_paragraphs(header, styles):
+                if text.strip() and text not in seen:
+                    seen.add(text)
+                    out.append((style, text))
+    return out
+
+
 class DocxReader:
-    """Word documents: body paragraphs and table cells in order; headers, footers and comments are left out."""
+    """Word documents: the page headers' paragraphs, then body paragraphs and table cells in order; footers (page
+    numbers, legal lines) and comments are left out."""
 
     name = "docx"
     isolate = True  # python-docx parses with lxml, in C
@@ -71,13 +91,15 @@ class DocxReader:
         with parser_errors("DOCX"):
             check_zip(path, limits, "DOCX")
             doc = docx.Document(str(path))
-            paragraphs = [(style, text) for style, text in _docx_paragraphs(doc, {}) if text.strip()]
+            styles: dict[str | None, str] = {}
+            paragraphs = [(style, text) for style, text in _docx_paragraphs(doc, styles) if text.strip()]
             title = _meta_title(doc.core_properties.title) or next(
                 (text for style, text in paragraphs if style.startswith(("Title", "Heading"))), ""
             )
+            headers = _docx_headers(doc, styles)
         return Document(
             title=title.strip() or path.stem,
-            blocks=tuple(Block(text) for _, text in paragraphs),
+            blocks=tuple(Block(text) for _, text in headers + paragraphs),
             kind=self.name,
         )
 
