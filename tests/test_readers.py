@@ -353,6 +353,27 @@ def test_html_blocks_and_dropped_elements(tmp_path: Path) -> None:
         assert block in blocks
 
 
+def test_a_saved_pages_menu_and_footer_are_no_passages_and_its_heading_titles_it(tmp_path: Path) -> None:
+    # a new user's saved blog post had "Cookie settings | Privacy policy" as a passage, and the site's name in its title
+    page = tmp_path / "post.html"
+    page.write_text(
+        "<html><head><title>Why my sourdough has an ear | Crumb &amp; Crust - a baking blog</title></head><body>"
+        "<header><nav><a href='/'>Home</a> | <a href='/recipes'>Recipes</a></nav></header>"
+        "<h1>Why my sourdough has an ear</h1><p>Preheat the pot for 45 minutes.</p>"
+        "<footer><p>Cookie settings | Privacy policy</p></footer></body></html>", encoding="utf-8")
+    doc = readers.read(page)
+    assert doc.title == "Why my sourdough has an ear"
+    assert [b.text for b in doc.blocks] == ["Why my sourdough has an ear", "Preheat the pot for 45 minutes."]
+    # a page that is all menu (a site map) keeps it
+    links = tmp_path / "sitemap.html"
+    links.write_text("<html><head><title>Site map</title></head><body><nav><ul><li>Recipes</li><li>About us</li>"
+                     "</ul></nav></body></html>", encoding="utf-8")
+    assert [b.text for b in readers.read(links).blocks] == ["Recipes", "About us"]
+    welcome = tmp_path / "welcome.html"
+    welcome.write_text("<title>Welcome to Bob's Plumbing</title><h1>Welcome</h1><p>We fix leaks.</p>", encoding="utf-8")
+    assert readers.read(welcome).title == "Welcome to Bob's Plumbing"  # the heading is no title, only a greeting
+
+
 def test_html_declared_charset(tmp_path: Path) -> None:
     path = tmp_path / "old.htm"
     path.write_bytes(

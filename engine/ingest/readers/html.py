@@ -28,6 +28,10 @@ _BLOCK_TAGS = frozenset(
     " tbody td tfoot th thead tr ul".split()
 )
 _DROPPED_TAGS = ("script", "style", "noscript", "template", "svg")
+# What sets a site's name off from a page's own title ("Post | Site", "Site - Post", "Site » Post").
+_TITLE_SEPARATORS = frozenset("|-–—·:»/")
+# A page's menus and footers, not its text (see _drop_page_chrome).
+_PAGE_CHROME = ("nav", "footer")
 _SPACE = re.compile(r"\s+")
 
 
@@ -103,12 +107,25 @@ def _walk(root: Tag) -> list[str]:
 
 
 def _title(soup: BeautifulSoup) -> str:
-    for name in ("title", "h1"):
-        tag = soup.find(name)
-        text = _clean(tag.get_text()) if tag else ""
-        if text:
-            return text
-    return ""
+    """The page's <title>, or its first <h1> where the title is that heading and the site's name beside it: a saved
+    blog post's "Why my sourdough finally has an ear | Crumb & Crust - a home baking blog" is titled by its heading
+    ("Welcome" does not title "Welcome to Bob's Plumbing")."""
+    title, heading = (_clean(tag.get_text()) if (tag := soup.find(name)) else "" for name in ("title", "h1"))
+    if not title:
+        return heading
+    rest = title.replace(heading, "", 1).strip() if heading else ""
+    return heading if rest and (rest[0] in _TITLE_SEPARATORS or rest[-1] in _TITLE_SEPARATORS) else title
+
+
+def _drop_page_chrome(soup: BeautifulSoup) -> None:
+    """Take out the page's menus and footers (<nav>, <footer>): a saved blog post's "Home | Recipes | About" and
+    "Cookie settings | Privacy policy" were passages of it. Kept where they are all the page holds (a site map)."""
+    chrome = soup.find_all(_PAGE_CHROME)
+    outermost = [tag for tag in chrome if tag.find_parent(_PAGE_CHROME) is None]
+    body = soup.body or soup
+    if outermost and len(body.get_text(strip=True)) > sum(len(tag.get_text(strip=True)) for tag in outermost):
+        for tag in outermost:
+            tag.decompose()
 
 
 def html_texts(data: bytes) -> tuple[str, list[str]]:
@@ -122,6 +139,7 @@ def html_texts(data: bytes) -> tuple[str, list[str]]:
     title = _title(soup)
     if soup.head:
         soup.head.decompose()
+    _drop_page_chrome(soup)
     return title, _walk(soup)
 
 
