@@ -77,8 +77,7 @@ _HEADING_END = re.compile(r"[\w)\]]$")
 # and" / "Registration", as a PDF lays it out) is one heading.
 _CARRIED_ON = re.compile(r"\b(?:and|or|of|the|a|an)$", re.IGNORECASE)
 _NOT_SPACE = re.compile(r"\S")
-# A list item's marker at a line's start ("- ", "* ", "• ", "3. ", "b) "): the item is a passage of its own, not the
-# previous line's continuation (a Markdown checklist read as one sentence, "- Check credit reports - Work out ...").
+# How a sentence ends: a full stop, "!", "?" or "…", then perhaps a closing quote or bracket.
 _SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*\s*$")
 # The fields of a message's header ("From: ...", "Subject: ..."): a line that starts with one is a line of its own (a
 # saved e-mail's header ran together as one sentence, "From: Sam ... To: Priya ... Date: ...").
@@ -86,6 +85,8 @@ MESSAGE_FIELDS = "from|to|cc|bcc|date|sent|subject|re|reply-to"
 _FIELD_LINE = re.compile(rf"[ \t]*(?:{MESSAGE_FIELDS})[ \t]*:", re.IGNORECASE)
 # A numbered item's marker, which the splitters end a sentence after ("1." of "1. First step").
 _LIST_NUMBER = re.compile(r"\d{1,2}[.)]")
+# A list item's marker at a line's start ("- ", "* ", "• ", "3. ", "b) "): the item is a passage of its own, not the
+# previous line's continuation (a Markdown checklist read as one sentence, "- Check credit reports - Work out ...").
 _LIST_ITEM = re.compile(r"[ \t]*(?:[-*+•‣◦▪–]|\d{1,2}[.)]|[a-z][)])[ \t]+\S")
 # Longer "sentences" are tables, code or lists with no full stops; they are cut at whitespace so that one passage
 # never drowns its neighbours or the embedder's context window.
@@ -241,9 +242,8 @@ def is_list_item(sentence: str) -> bool:
 
 
 def ends_like_sentence(sentence: str) -> bool:
-    """Whether ``sentence`` ends as a sentence does (a full stop, "!", "?" or "…", then perhaps a closing quote or
-    bracket); one that does not was a line of its own (a heading, a list item, a letterhead, a table's row), or a
-    run of over MAX_SENTENCE_CHARS cut."""
+    """Whether ``sentence`` ends as a sentence does (_SENTENCE_END); one that does not was a line of its own (a
+    heading, a list item, a letterhead, a table's row), or a run of over MAX_SENTENCE_CHARS cut."""
     return _SENTENCE_END.search(sentence) is not None
 
 

@@ -127,6 +127,8 @@ def stem(word: str) -> str:
 # The stop words' stems: a query word that is one of them ("wa" of "was", "thi" of "this", typed on the way to "water"
 # or "think") matches only the documents' function words.
 STOP_STEMS = frozenset(stem(w) for w in STOPWORDS)
+# What a query drops as a function word: the stop words and their stems.
+_FUNCTION_WORDS = STOPWORDS | STOP_STEMS
 
 
 def term_key(stem_: str) -> int:
@@ -291,8 +293,7 @@ def query_terms(text: str) -> list[Term]:
     stopped: dict[str, Term] = {}
     for word, start, end in words(text):
         contracted = word.lower() in _CONTRACTED and start > 0 and text[start - 1] in _APOSTROPHES
-        folded = fold(word)
-        function_word = folded in STOPWORDS or folded in STOP_STEMS or contracted
+        function_word = fold(word) in _FUNCTION_WORDS or contracted
         target = stopped if function_word or _NEGATION.match(text, end) else seen
         target.setdefault(stem(word), Term(word, stem(word)))
     return list((seen or stopped).values())
