@@ -206,19 +206,18 @@ def _lag_probe(interval_ms: int = 10):
     return lambda: (timer, worst[0])[1]  # the closure keeps the timer alive
 
 
-def _close_on_signals(window: MainWindow):
+def _close_on_signals(window: MainWindow) -> None:
     """SIGTERM (a session ending, ``kill``) and Ctrl+C in the terminal close ``window`` as Ctrl+Q does, its indexing
     and search threads stopped in order: killed outright, Qt aborted on threads still running ("QThread: Destroyed
     while thread 'quire-read' is still running"). Python runs a handler only when it runs code, so a timer wakes it
-    while Qt's loop waits; the timer is returned for the caller to keep."""
+    while Qt's loop waits (the window's own timer, which lives as long as it)."""
     from PySide6.QtCore import QTimer
 
     for number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(number, lambda *_: window.close())
-    timer = QTimer(interval=SIGNAL_CHECK_MS)
+    timer = QTimer(window, interval=SIGNAL_CHECK_MS)
     timer.timeout.connect(lambda: None)
     timer.start()
-    return timer
 
 
 def open_window(args: argparse.Namespace, settings: Settings | None = None) -> MainWindow:
@@ -290,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.exit(code) if argv is None else None
         return code
     window = open_window(args)
-    ticking = _close_on_signals(window)  # noqa: F841 - the timer must live as long as the loop
+    _close_on_signals(window)
     primary.handed_over.connect(window.come_forward)
     app.aboutToQuit.connect(primary.release)
     if args.startup_probe:
