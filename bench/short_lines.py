@@ -169,7 +169,7 @@ def main() -> None:
         for stale in (docs, index_dir):
             shutil.rmtree(stale, ignore_errors=True)
         articles, _ = write_articles(args.corpus, args.files, docs)
-        headings = bare_headings(docs) if args.bare_headings else 0
+        headings = bare_headings(docs) if args.bare_headings else None
         titles = {str(p): p.read_text(encoding="utf-8").split("\n", 1)[0] for p in docs.rglob("*.txt")}
         static = embed.load("static")
         with Index(index_dir, method="static", config=IndexConfig()) as idx:
@@ -182,7 +182,7 @@ def main() -> None:
             counts = word_count(static, texts)
             picked = sorted(titles.items())[:: max(1, len(titles) // TITLES)][:TITLES]
             result = {
-                "rule": args.rule, "bare_headings": headings if args.bare_headings else None, "files": args.files, "articles": articles, "sentences": len(texts), "short_words": args.short,
+                "rule": args.rule, "bare_headings": headings, "files": args.files, "articles": articles, "sentences": len(texts), "short_words": args.short,
                 "short_sentences": sum(1 for n in counts if n < args.short),
                 "index_wall_seconds": round(wall, 2),
                 "index_cpu_seconds_main_process": round(after.ru_utime + after.ru_stime - cpu.ru_utime - cpu.ru_stime, 2),
