@@ -12,6 +12,7 @@ import pytest
 from engine import Index, Mode
 from engine.facets.service import load_space
 from engine.search import relevance as rel
+from engine.search import searcher
 from engine.search.alignment import alignment_f, content_words
 
 # Beside the toy corpus (413 sentences: the index is calibrated on itself, not a small folder): two long sentences
@@ -106,3 +107,48 @@ def test_the_gate_weighs_alignment_around_its_centre() -> None:
     # lexical mode centres it lower: its bar is lower and it has no cosine (decision 0016)
     assert rel.gated(0.7, rel.LEXICAL_ALIGNMENT_CENTRE, Mode.LEXICAL) == pytest.approx(0.7)
     assert rel.gated(0.7, rel.ALIGNMENT_CENTRE, Mode.LEXICAL) > 0.7
+
+
+# The onions note itself, and a storm: its cosine and BM25 alone clear the bar with room to spare, whatever its words
+# align at; the harvest note holds the storm.
+ANSWERED = "The chef sliced the onions and fried them in butter before the storm arrived"
+
+
+@pytest.fixture
+def aligned(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The sentences each search's gate aligns with the query, one list per call."""
+    calls: list[list[str]] = []
+
+    def spy(space, query, sentences):
+        calls.append(list(sentences))
+        return alignment_f(space, query, sentences)
+
+    monkeypatch.setattr(searcher.alignment, "alignment_f", spy)
+    return calls
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "lexical"])
+def test_a_query_answered_whatever_the_alignment_aligns_only_its_first_result(
+        index: Index, mode: str, aligned: list[list[str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Aligning the ten documents with most evidence is a tenth of a whole-corpus query's time; where one of them
+    answers however badly its words align, only the first result's alignment (which sets the cards' scale) is
+    weighed, and every result is as it is with all ten aligned (decision 0023)."""
+    quick = index.search(ANSWERED, mode=mode, include_weak=True, explain=False)
+    assert Path(quick.results[0].path).name == "onions.txt" and len(quick.results) > 1
+    assert aligned == [[DOCUMENTS["onions.txt"]]]
+    monkeypatch.setattr(searcher, "_answered_anyway", lambda docs, mode, bar: False)
+    aligned.clear()
+    every = index.search(ANSWERED, mode=mode, include_weak=True, explain=False)
+    assert len(aligned[0]) > 1  # the ten with most evidence
+    assert quick.nothing_relevant == every.nothing_relevant
+
+    def shown(response):  # what a person sees: the order, the cards' numbers, the weak flags, the passages
+        return [(r.path, r.score, r.weak, r.sentence) for r in response.results]
+
+    assert shown(quick) == shown(every)
+    assert quick.results[0].explanation.contributions == every.results[0].explanation.contributions
+
+
+def test_a_query_near_the_bar_aligns_the_ten_with_most_evidence(index: Index, aligned: list[list[str]]) -> None:
+    index.search(PARAPHRASE, explain=False)
+    assert len(aligned[0]) >= rel.ALIGNED_DOCS

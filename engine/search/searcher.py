@@ -269,7 +269,7 @@ class Searcher:
             small = self._sentences() < MIN_SENTENCES
             bar = rel.bar(mode, small_folder=small)
             candidates: dict[int, list[SentenceRow]] = {}
-            judged = self._judged(query, docs, mode, small, candidates)
+            judged = self._judged(query, docs, mode, small, bar, candidates, ranked[0] if ranked and not within else None)
             answered = any(rel.gated(d.evidence, d.alignment, mode) >= bar for d in judged)
             # a small folder's lower bar is for its best document, the best of few chances; the others are weighed as
             # anywhere (docs/decisions/0003-a-prior-for-small-folders.md)
@@ -280,7 +280,7 @@ class Searcher:
                 # each card reads what it reads without the filters: the first result without them sets the numbers
                 # (decision 0002, "Card score"), its word alignment weighed where the gate weighs it there
                 top = max([top, *_ranked_by(mode, reference)], key=lambda d: (d.fused, -d.doc_id))
-                beside = self._judged(query, {d.doc_id: d for d in reference}, mode, small, candidates)
+                beside = self._judged(query, {d.doc_id: d for d in reference}, mode, small, bar, candidates, top)
             # (what the gate weighed of the first result, its fused score): the scale of every card
             card = None if top is None else (
                 rel.gated(top.evidence, top.alignment if any(d is top for d in beside) else None, mode), top.fused)
@@ -337,8 +337,8 @@ class Searcher:
         lexical = mode is not Mode.SEMANTIC and df is not None and sum(df.values()) > depth
         return semantic or lexical
 
-    def _judged(self, query: str, docs: dict[int, _Doc], mode: Mode, small_folder: bool,
-                candidates: dict[int, list[SentenceRow]]) -> list[_Doc]:
+    def _judged(self, query: str, docs: dict[int, _Doc], mode: Mode, small_folder: bool, bar: float,
+                candidates: dict[int, list[SentenceRow]], card: _Doc | None) -> list[_Doc]:
         """The documents the relevance gate answers a query by: the ALIGNED_DOCS with most evidence, each with its best
         candidate sentence's word alignment with the query, where the static model's word space is loaded and the
         gate has no better view of meaning (docs/decisions/0016-word-alignment-in-the-gate.md): in lexical mode, which
@@ -346,18 +346,26 @@ class Searcher:
         vectors. Otherwise every document, by its evidence alone: sbert's cosine already answers the paraphrases
         static words cannot bridge (with the alignment, 100% shown fell to 97.9), and a folder too small to calibrate
         has half the bar, set on evidence alone, where the long sentences of a few files align with a paraphrase at
-        0.3 or less. ``candidates`` gains the sentences read."""
+        0.3 or less. ``candidates`` gains the sentences read.
+
+        Where one of them clears ``bar`` however badly its words might align, the query is answered whatever the
+        others' alignment, and only ``card``'s is weighed (the document whose number sets the cards' scale, if it is
+        among them): aligning is a tenth of a whole-corpus query's time (docs/decisions/0023-alignment-when-it-decides.md).
+        A shard of a collection aligns them all, for the collection's first result may be another of its documents."""
         space = self.facets
         static = (self.embedder is not None and space is not None
                   and self.embedder.fingerprint == space.embedder.fingerprint)
         if space is None or small_folder or not (mode is Mode.LEXICAL or static):
             return list(docs.values())
         best = sorted(docs.values(), key=lambda d: (-d.evidence, d.doc_id))[: rel.ALIGNED_DOCS]
-        candidates.update(self._candidates(best))
-        rows = [row for d in best for row in candidates[d.doc_id]]
+        aligned = best
+        if self.collection is None and _answered_anyway(best, mode, bar):
+            aligned = [d for d in best if d is card]
+        candidates.update(self._candidates([d for d in aligned if d.doc_id not in candidates]))
+        rows = [row for d in aligned for row in candidates[d.doc_id]]
         scores = alignment.alignment_f(space, query, [row.text for row in rows]).tolist()
         at = 0
-        for d in best:
+        for d in aligned:
             mine = scores[at : at + len(candidates[d.doc_id])]
             at += len(mine)
             d.alignment = max(mine, default=0.0)
@@ -740,6 +748,12 @@ class Searcher:
 def _word_ranker() -> ThreadPoolExecutor:
     """Threads that rank a hybrid query's words (:meth:`Searcher._rank`), shared by every searcher of the process."""
     return ThreadPoolExecutor(WORD_RANKERS, thread_name_prefix="quire-words")
+
+
+def _answered_anyway(docs: Sequence[_Doc], mode: Mode, bar: float) -> bool:
+    """Whether one of ``docs`` clears ``bar`` on its evidence however badly its best sentence's words align with the
+    query (alignment 0): the gate then answers whatever any document's alignment is."""
+    return any(rel.gated(d.evidence, 0.0, mode) >= bar for d in docs)
 
 
 def _stop_words_note(words: tuple[str, ...], query: str) -> str:
