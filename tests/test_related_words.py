@@ -96,6 +96,29 @@ def test_weighted_words_score_their_share_of_bm25(tmp_path: Path) -> None:
         store.close()
 
 
+def test_postings_read_on_one_thread_score_later_as_the_index_stood_when_read(tmp_path: Path) -> None:
+    """A hybrid query reads its related words' postings beside the graph search and scores them once the documents
+    are known: the scores are those of a read at that moment, whatever was written since."""
+    store = Store(tmp_path / "idx")
+    try:
+        def write(path: str, texts: list[str]) -> None:
+            records = tuple(SentenceRecord(t, 0, len(t), None, i) for i, t in enumerate(texts))
+            store.write_documents([NewDocument(path, 1, 1.0, path, path, "text", records,
+                                               tuple((i, i) for i in range(len(texts))))],
+                                  np.ones((len(texts), 4), np.float32), "m")
+
+        write("/a", ["the otter swims in the river", "a heron waits by the weir"])
+        read = store.word_postings(["otter", "heron"])
+        before = store.word_bm25(["otter", "heron"], None, weights=[0.5, 0.25])
+        write("/b", ["an otter", "otters by the heron's weir"])
+        assert store.word_bm25(["otter", "heron"], None, weights=[0.5, 0.25], read=read) == before
+        assert len(store.word_bm25(["otter", "heron"], None)) == 4  # read now: the new passages too
+        with pytest.raises(AssertionError):
+            store.word_bm25(["heron", "otter"], None, read=read)  # read for the words in another order
+    finally:
+        store.close()
+
+
 def test_a_note_in_other_words_ranks_above_documents_holding_one_of_the_querys_words(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()

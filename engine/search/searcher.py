@@ -31,7 +31,7 @@ from engine.search import relevance as rel
 from engine.search.annotate import annotate
 from engine.search.calibration import MIN_SENTENCES, Calibration
 from engine.search.results import Explanation, Highlight, MatchedTerm, Mode, SearchResponse, SearchResult
-from engine.store.bm25 import WordStatistics
+from engine.store.bm25 import Postings, WordStatistics
 from engine.store.bm25 import idf as bm25_idf
 from engine.store.database import Store
 from engine.store.documents import DocumentRecord
@@ -456,7 +456,10 @@ class Searcher:
             df = self.store.term_document_frequencies(list(stems))
         near, deeper = _best_passages(ranked[:CANDIDATES]), _best_passages(ranked[CANDIDATES:])
         space = self.facets if expand and words and self.store.word_index_ready() else None
-        return _Words(stems, df, near, deeper, ranked, related.related_words(space, words, df) if space else {})
+        near_words = related.related_words(space, words, df) if space else {}
+        # read here, beside the graph search, and scored once the documents are known (:meth:`_weigh_related`)
+        postings = self.store.word_postings(list(near_words)) if near_words else None
+        return _Words(stems, df, near, deeper, ranked, near_words, postings)
 
     def _weigh_related(self, docs: dict[int, _Doc], found: _Words) -> None:
         """Set each document's BM25 counting the words related to the query's (engine.search.related): its best
@@ -466,7 +469,7 @@ class Searcher:
         within = np.fromiter(docs, dtype=np.int64, count=len(docs))
         scored = self.store.word_bm25(list(found.related), None, None,
                                       self.collection.words if self.collection else None,
-                                      weights=list(found.related.values()), within=within)
+                                      weights=list(found.related.values()), within=within, read=found.postings)
         if not scored:
             return
         passage_ids, doc_ids, scores = (np.array(column) for column in zip(*scored))
@@ -794,7 +797,8 @@ class _Words:
     """The word side of one query: its terms by stem, their document frequencies, each matching document's best
     passages by BM25 (passage id, score; the best and up to MORE_PASSAGES more, best first) among the CANDIDATES a
     search without filters reads (``near``) and deeper (``deeper``), every passage ranked (passage id, document id,
-    BM25; best first), and in hybrid mode the stems of the words related to the query's with their weights."""
+    BM25; best first), and in hybrid mode the stems of the words related to the query's with their weights and
+    their postings in the word index."""
 
     stems: dict[str, T.Term]
     df: dict[str, int]
@@ -802,6 +806,7 @@ class _Words:
     deeper: _Passages
     ranked: list[tuple[int, int, float]]
     related: dict[str, float]
+    postings: Postings | None
 
 
 def _doc(docs: dict[int, _Doc], doc_id: int, unfiltered: bool = False) -> _Doc:

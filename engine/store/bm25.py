@@ -86,6 +86,16 @@ class _Snapshot:
     total_length: float  # of the live passages
 
 
+@dataclass(frozen=True)
+class Postings:
+    """Some words' live postings as one snapshot of the word index holds them: read on one thread, scored on another
+    (:meth:`WordIndex.scores`). ``lists``: each stem's (passage ids, counts), in the order of ``stems``."""
+
+    stems: tuple[str, ...]
+    snapshot: _Snapshot
+    lists: list[tuple[np.ndarray, np.ndarray]]
+
+
 class WordIndex:
     """One connection's reader of the word index. Segments never change once written, so what was loaded of one is
     kept for as long as it exists; the per-passage arrays are rebuilt when the database changed."""
@@ -97,7 +107,7 @@ class WordIndex:
     def scores(
         self, conn: sqlite3.Connection, version: Hashable, stems: Sequence[str], limit: int | None,
         added: tuple[np.ndarray, np.ndarray] | None = None, collection: WordStatistics | None = None,
-        weights: Sequence[float] | None = None, within: np.ndarray | None = None,
+        weights: Sequence[float] | None = None, within: np.ndarray | None = None, read: Postings | None = None,
     ) -> tuple[list[tuple[int, int, float]], dict[str, int]]:
         """The ``limit`` best passages (None: every one) for the words ``stems`` by BM25, as (passage id, document
         id, score), best first (ties by id), and the number of passages holding each stem (absent: none).
@@ -107,8 +117,12 @@ class WordIndex:
         statistics to score with when this index is one shard of a collection (the numbers returned stay this
         index's own). ``weights``: each stem's BM25 term is multiplied by its weight (None: all 1, bm25()'s own).
         ``within``: document ids; only their passages are scored (each word's IDF is still the collection's).
+        ``read``: the postings of ``stems`` read before (:meth:`postings`), scored as they were read.
         """
-        snapshot, lists = self._lists(conn, version, stems)
+        if read is None:
+            read = self.postings(conn, version, stems)
+        assert read.stems == tuple(stems), "postings read for other words"
+        snapshot, lists = read.snapshot, read.lists
         if collection is None:
             collection = WordStatistics(snapshot.passages, snapshot.total_length, {})
         ids, terms = [], []
@@ -148,6 +162,11 @@ class WordIndex:
         snapshot, lists = self._lists(conn, version, stems)
         return WordStatistics(snapshot.passages, snapshot.total_length,
                               {s: int(p.size) for s, (p, _) in zip(stems, lists) if p.size})
+
+    def postings(self, conn: sqlite3.Connection, version: Hashable, stems: Sequence[str]) -> Postings:
+        """The live postings of ``stems``, to score now or on another thread (:meth:`scores`)."""
+        snapshot, lists = self._lists(conn, version, stems)
+        return Postings(tuple(stems), snapshot, lists)
 
     def _lists(self, conn: sqlite3.Connection, version: Hashable,
                stems: Sequence[str]) -> tuple[_Snapshot, list[tuple[np.ndarray, np.ndarray]]]:

@@ -19,7 +19,7 @@ from filelock import FileLock
 from engine.errors import Cancelled, IndexDamagedError, IndexReadOnlyError, QuireError
 from engine.ingest.documents import NewDocument
 from engine.store import documents, facetrows, meta, postings, scans, schema, sentences, space, vectorrows, vocabulary
-from engine.store.bm25 import WordIndex, WordStatistics
+from engine.store.bm25 import Postings, WordIndex, WordStatistics
 from engine.store.connection import (
     READ_ONLY_ERRNOS,
     cannot_create,
@@ -406,9 +406,14 @@ class Store:
         :meth:`build_word_index`)."""
         return self.get_meta(postings.BACKFILL_META) is None
 
+    def word_postings(self, stems: Sequence[str]) -> Postings:
+        """The word index's postings of ``stems`` (as the index stores them), read now for :meth:`word_bm25` to score
+        later, on another thread: a hybrid query reads its related words' while it walks the graph."""
+        return self._words.postings(self.db.conn, self._counts.version(), stems)
+
     def word_bm25(self, stems: Sequence[str], limit: int | None, added: tuple[np.ndarray, np.ndarray] | None = None,
                   collection: WordStatistics | None = None, weights: Sequence[float] | None = None,
-                  within: np.ndarray | None = None) -> list[tuple[int, int, float]]:
+                  within: np.ndarray | None = None, read: Postings | None = None) -> list[tuple[int, int, float]]:
         """(passage id, document id, BM25 score) of the ``limit`` best passages (None: all) for words ``stems`` (as
         the index stores them), best first, from the word index: the scores FTS5's bm25() gives for the same words
         OR-ed.
@@ -416,9 +421,9 @@ class Store:
         frequencies are kept for :meth:`term_document_frequencies`. ``collection``: the statistics to score with, for
         a shard of a collection (:meth:`word_statistics` summed over the shards). ``weights``: each stem's term is
         multiplied by its weight (words related to the query's, engine.search.related). ``within``: document ids,
-        whose passages alone are scored."""
+        whose passages alone are scored. ``read``: the postings of ``stems`` read before (:meth:`word_postings`)."""
         rows, df = self._words.scores(self.db.conn, self._counts.version(), stems, limit, added, collection, weights,
-                                      within)
+                                      within, read)
         self._counts.current().update({"term:" + s: df.get(s, 0) for s in stems})
         return rows
 
