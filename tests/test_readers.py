@@ -229,6 +229,12 @@ def test_text_blocks_are_paragraphs(tmp_path: Path) -> None:
     ("From: Ann\nDate: 3 May 2024\nre: the allotment rota", "the allotment rota"),
     ("Date: 3 May 2024", "notes"),  # a header without a subject: no line of it is a title
     ("To do: paint the fence", "To do: paint the fence"),  # no header field
+    # a letter: its addresses and date above the salutation are no title; its subject line beside it is
+    ("12 Elm Road\nBristol BS1 4AB\n\n3 March 2025\n\nDear Ms Okafor,\n\nRe: Notice of rent increase",
+     "Notice of rent increase"),
+    ("Subject: the boiler\nDear Sam,", "the boiler"),
+    ("12 Elm Road\nBristol BS1 4AB\n\nDear Sir or Madam", "notes"),
+    ("Dear Sam,\nthanks for the plums", "notes"),  # a salutation with nothing above it: a note's first line
 ])
 def test_a_text_is_titled_by_a_first_line_that_is_a_title(tmp_path: Path, head: str, title: str) -> None:
     path = tmp_path / "notes.txt"
@@ -516,6 +522,18 @@ def test_pptx_slides_are_pages(tmp_path: Path) -> None:
 def test_odt_nested_spans_are_kept(tmp_path: Path) -> None:
     doc = readers.read(docgen.make_odt(tmp_path))
     assert docgen.ODT_SENTENCE in [block.text for block in doc.blocks]
+
+
+def test_an_rtf_letter_is_titled_by_its_subject_not_its_senders_address(tmp_path: Path) -> None:
+    """A new user's RTF letter was titled by its sender's street."""
+    lines = ["14 Tanner Street", "London SE1 3LD", "2 June 2025", "Dear Mr Hale,", "Re: Reference for Ana Costa",
+             "I am pleased to recommend Ana for the post of junior architect."]
+    body = "".join(line + r"\par" + "\n" for line in lines)
+    path = tmp_path / "reference.rtf"
+    path.write_text(r"{\rtf1\ansi{\fonttbl{\f0 Arial;}}\f0 " + body + "}", encoding="ascii")
+    assert readers.read(path).title == "Reference for Ana Costa"
+    path.write_text(r"{\rtf1\ansi{\fonttbl{\f0 Arial;}}\f0 " + body.replace("Re: ", "") + "}", encoding="ascii")
+    assert readers.read(path).title == "reference"
 
 
 def test_rtf_escapes_are_decoded(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 from engine.errors import ReadError
 from engine.ingest.readers.base import Block, Document, Limits, register
 from engine.ingest.readers.guard import parser_errors
-from engine.ingest.readers.text import short_title
+from engine.ingest.readers.text import letter_title, short_title
 
 # A control word with its optional number and the space that ends it, a hex escape, a control symbol, a brace,
 # line ends (which RTF ignores), or a run of plain text; each is one match, so a file is one linear pass.
@@ -185,7 +185,7 @@ class RtfReader:
             text, title = rtf_text(data)
         texts = [line.strip() for line in text.splitlines() if line.strip()]
         return Document(
-            title=title or short_title(texts[0] if texts else None, path),
+            title=title or letter_title(texts, path) or short_title(texts[0] if texts else None, path),
             blocks=tuple(Block(line) for line in texts),
             kind=self.name,
         )
