@@ -126,6 +126,22 @@ def test_full_rows_find_labels_in_any_order_and_the_newest_copy_wins(tmp_path):
         FullRows.load(tmp_path / "rows.npz", 3)
 
 
+@pytest.mark.parametrize("labels", [np.arange(40, 60), np.r_[np.arange(40, 50), np.arange(51, 61)]])
+def test_full_rows_find_rising_labels_with_and_without_gaps(labels: np.ndarray) -> None:
+    """One indexing run's labels have no gap, and a label's row is its distance from the first; with a gap (or
+    re-added labels) rows are searched for, with the same answers."""
+    rows = FullRows(1)
+    rows.add(labels[:12], labels[:12, None].astype(np.float32))
+    rows.add(labels[12:], labels[12:, None].astype(np.float32))
+    asked = np.array([59, 39, 40, 50, 61, 45, 1000, -3])
+    rows.drop([45])
+    got, vectors = rows.get(asked)
+    expected = [int(a) for a in asked if a in set(labels.tolist()) and a != 45]
+    assert got.tolist() == expected and vectors[:, 0].tolist() == expected
+    rows.add(np.array([41]), np.array([[7.0]], np.float32))  # a catch-up re-adds a label: rows are searched for
+    assert rows.get([41, 59])[1][:, 0].tolist() == [7.0, 59.0]
+
+
 def test_a_full_graph_already_past_the_threshold_is_left_full_until_it_is_rebuilt(store, monkeypatch):
     """An index from before graphs were reduced must not stall its next run re-inserting every vector."""
     monkeypatch.setattr(vectors, "PROJECT_FROM", 10_000)

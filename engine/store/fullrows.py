@@ -34,6 +34,9 @@ class FullRows:
         self._ascending = True
         self._order: np.ndarray | None = None
         self._ordered = self._labels
+        # rising labels with no gap (one indexing run's sentence ids; dropping a row leaves its label): a label's row
+        # is its distance from the first, where a binary search of millions of labels cost 0.6 ms per 4,096 looked up
+        self._dense = False
 
     def add(self, labels: np.ndarray, vectors: np.ndarray) -> None:
         """Append rows; a label added again (a catch-up after a crash) supersedes its earlier row."""
@@ -103,6 +106,9 @@ class FullRows:
         order, ordered = self._sorted()
         if order.size == 0:
             return np.full(labels.size, -1, np.int64)
+        if self._dense:
+            rows = labels - ordered[0]
+            return np.where((rows >= 0) & (rows < order.size), rows, -1)
         at = np.minimum(np.searchsorted(ordered, labels), order.size - 1)
         return np.where(ordered[at] == labels, order[at], -1)
 
@@ -117,6 +123,8 @@ class FullRows:
                 keep = np.append(self._labels[order][1:] != self._labels[order][:-1], True)
                 self._order = order[keep]
             self._ordered = self._labels[: self._count] if self._ascending else self._labels[self._order]
+            self._dense = self._ascending and self._count > 0 and int(self._ordered[-1] - self._ordered[0]) == (
+                self._count - 1)
         return self._order, self._ordered
 
     # -- persistence ------------------------------------------------------------------------------------------
