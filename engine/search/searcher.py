@@ -269,13 +269,14 @@ class Searcher:
             small = self._sentences() < MIN_SENTENCES
             bar = rel.bar(mode, small_folder=small)
             candidates: dict[int, list[SentenceRow]] = {}
-            judged = self._judged(query, docs, mode, small, bar, candidates, ranked[0] if ranked and not within else None)
+            top = ranked[0] if ranked else None  # the first result; a filtered search's cards are set below
+            judged = self._judged(query, docs, mode, small, bar, candidates, None if within else top)
             answered = any(rel.gated(d.evidence, d.alignment, mode) >= bar for d in judged)
             # a small folder's lower bar is for its best document, the best of few chances; the others are weighed as
             # anywhere (docs/decisions/0003-a-prior-for-small-folders.md)
             floor = rel.WEAK_SHARE * rel.bar(mode, small_folder=False)
             asked = _Query(mode, query_vectors, stems, idf, scale, answered, bar, floor)
-            top, beside = (ranked[0] if ranked else None), judged  # the first result, and those the gate weighed with it
+            beside = judged  # those the gate weighed with the first result
             if reference is not None and top is not None:
                 # each card reads what it reads without the filters: the first result without them sets the numbers
                 # (decision 0002, "Card score"), its word alignment weighed where the gate weighs it there
@@ -350,7 +351,8 @@ class Searcher:
 
         Where one of them clears ``bar`` however badly its words might align, the query is answered whatever the
         others' alignment, and only ``card``'s is weighed (the document whose number sets the cards' scale, if it is
-        among them): aligning is a tenth of a whole-corpus query's time (docs/decisions/0023-alignment-when-it-decides.md).
+        among them): aligning is a tenth of a whole-corpus query's time
+        (docs/decisions/0023-alignment-when-it-decides.md).
         A shard of a collection aligns them all, for the collection's first result may be another of its documents."""
         space = self.facets
         static = (self.embedder is not None and space is not None

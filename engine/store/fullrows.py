@@ -123,8 +123,8 @@ class FullRows:
                 keep = np.append(self._labels[order][1:] != self._labels[order][:-1], True)
                 self._order = order[keep]
             self._ordered = self._labels[: self._count] if self._ascending else self._labels[self._order]
-            self._dense = self._ascending and self._count > 0 and int(self._ordered[-1] - self._ordered[0]) == (
-                self._count - 1)
+            count = self._count
+            self._dense = self._ascending and count > 0 and int(self._ordered[-1] - self._ordered[0]) + 1 == count
         return self._order, self._ordered
 
     # -- persistence ------------------------------------------------------------------------------------------
