@@ -13,6 +13,7 @@ from fts5_check import assert_word_index_matches_fts5
 from engine import Index, IndexConfig
 from engine.errors import QueryError
 from engine.search.searcher import MAX_QUERY_CHARS
+from engine.store.connection import SQLITE_MMAP_BYTES
 from engine.store import postings
 from engine.store.database import Store
 from engine.store.vectors import VectorIndex
@@ -304,3 +305,18 @@ def test_a_ranking_cut_at_its_depth_makes_the_count_a_lower_bound(river: Index, 
     response = river.search("river", k=2, mode="lexical", explain=False)
     assert response.found_at_least and 2 <= response.found <= 5
     assert response.to_json()["found"] == response.found and response.to_json()["found_at_least"]
+
+
+def test_a_searching_store_maps_the_whole_file_and_an_indexing_one_keeps_the_narrow_window(
+        idx: Index, index_dir: Path) -> None:
+    def window(store: Store) -> int:
+        return int(store.db.conn.execute("PRAGMA mmap_size").fetchone()[0])
+
+    indexing = Store(index_dir)  # a second store on the index that never searches, as an indexing run's
+    try:
+        before = window(idx.store)
+        idx.search(RIGEL)
+        assert window(idx.store) > before == SQLITE_MMAP_BYTES  # capped by SQLite's build, above the narrow one
+        assert window(indexing) == SQLITE_MMAP_BYTES
+    finally:
+        indexing.close()

@@ -199,6 +199,7 @@ class Searcher:
         collection: CollectionStatistics | None = None,
     ) -> None:
         self.store, self.vectors, self.embedder, self.calibration = store, vectors, embedder, calibration
+        store.serve_searches()
         keep_freed_memory()  # a query's large arrays reuse the last one's memory (engine/heap.py)
         freeze_long_lived()  # the model and word space out of the collector's full collections (engine/heap.py)
         # the static model's word space: facet explanations and the relevance gate's word alignment are made in it

@@ -19,6 +19,9 @@ log = logging.getLogger(__name__)
 # Page cache per connection (SQLite's negative cache_size is in KiB) and memory-mapped read window.
 SQLITE_CACHE_KB = 64 * 1024
 SQLITE_MMAP_BYTES = 256 * 1024 * 1024
+# The window of a connection that searches: the whole file, as far as SQLite's build allows (it caps the window, at
+# 2 GB in Python's), for a query's reads land all over it (docs/decisions/0024-the-whole-index-file-mapped.md).
+SEARCH_MMAP_BYTES = 1 << 40
 
 # Errors of creating a file in a folder that say it is read-only, or not this account's to write: an index there
 # is opened read-only.
@@ -53,6 +56,12 @@ def tune(conn: sqlite3.Connection) -> None:
     conn.execute(f"PRAGMA cache_size={-SQLITE_CACHE_KB}")
     conn.execute("PRAGMA temp_store=MEMORY")
     conn.execute(f"PRAGMA mmap_size={SQLITE_MMAP_BYTES}")
+
+
+def map_for_search(conn: sqlite3.Connection) -> None:
+    """Map the whole file for reads: a query reads a few hundred rows and index entries scattered over it, and a
+    page read through the map costs no system call and no copy into the page cache."""
+    conn.execute(f"PRAGMA mmap_size={SEARCH_MMAP_BYTES}")
 
 
 @contextmanager

@@ -27,6 +27,7 @@ from engine.store.connection import (
     empty_file,
     has_log,
     make_folder,
+    map_for_search,
     reporting_damage,
     tune,
     why_unwritable,
@@ -86,6 +87,7 @@ class Store:
         self._scans = FtsScans(self.db.conn, self._connect, self._counts)
         self._words = WordIndex()
         self._vectors = VectorRows(self.db)
+        self._searching = False  # whether the file is mapped as a searching store maps it (serve_searches)
         try:
             if self.read_only:
                 with reporting_damage(path):
@@ -155,6 +157,14 @@ class Store:
         """This database's own id, made when it was created: the graph files record it, so that graphs copied
         from another index (or left from a database made again) are not taken for this one's."""
         return self.get_meta("index_id")
+
+    def serve_searches(self) -> None:
+        """Read the file as a store that searches reads it: mapped whole (:func:`engine.store.connection.map_for_search`,
+        docs/decisions/0024-the-whole-index-file-mapped.md). A store that only indexes keeps the narrower window: the
+        pages read through a map count in its process's memory, and indexing already holds the most."""
+        if not self._searching:
+            map_for_search(self.db.conn)
+            self._searching = True
 
     def close(self) -> None:
         """Close the connections (the main one last, checkpointing the WAL)."""
