@@ -53,6 +53,16 @@ def test_ascii_text_takes_the_lowercased_path_with_the_same_offsets() -> None:
     ]
 
 
+def test_text_with_other_letters_finds_ascii_words_in_any_case_and_letters_that_fold_like_them() -> None:
+    # not ASCII: the words' prefixes are matched in any case, and every word with another letter is stemmed
+    text = "İstanbul ISTANBUL ıstanbul \u212aelvin KELVIN ſtar STAR x_STAR straße STRASSE École ECOLE"
+    stems = {stem(w) for w in ["istanbul", "kelvin", "star", "strasse", "ecole"]}
+    found = matches(text, stems)
+    assert found == reference(text, stems)
+    assert [text[a:b] for a, b, _ in found] == ["İstanbul", "ISTANBUL", "\u212aelvin", "KELVIN", "STAR", "STAR",
+                                                 "STRASSE", "École", "ECOLE"]
+
+
 def test_matches_with_no_terms_is_empty() -> None:
     assert matches(TEXT, set()) == []
 

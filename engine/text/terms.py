@@ -351,21 +351,22 @@ def _prefix(stem_: str) -> str:
 
 @lru_cache(maxsize=256)
 def _candidates(stems: frozenset[str], ascii_text: bool) -> re.Pattern | None:
-    """Words that may stem to one of ``stems``, so that the regex engine skips every other word without Python.
+    """What tells the words that may stem to one of ``stems``, so that most words are skipped without the stemmer.
 
-    For lowercased ASCII text that is a word starting with a stem's :func:`_prefix`; otherwise also any case of it,
-    and any word with a non-ASCII letter (whose folded form only :func:`fold` can tell). None: no stem to look for.
+    For lowercased ASCII text, a pattern of the words starting with a stem's :func:`_prefix`, which the regex engine
+    finds without Python. Otherwise the prefixes alone, in any case, matched at the start of each word (``_WORD``) that
+    is ASCII: a word with a non-ASCII letter may stem to any of them (only :func:`fold` can tell). Each query has
+    stems of its own, and a pattern holding the classes of non-ASCII words takes 2.3 ms to compile. None: no stem
+    to look for.
     """
     prefixes = {_prefix(s) for s in stems if s}
     if not prefixes:
         return None
-    letter = r"[^\W_]" if ascii_text else _LETTER
-    alternatives = [f"(?:{'|'.join(map(re.escape, sorted(prefixes, key=len, reverse=True)))}){letter}*"]
-    start = r"(?<![^\W_])"  # a word starts where no letter or digit precedes (``\b`` would count the underscore)
+    alternatives = "|".join(map(re.escape, sorted(prefixes, key=len, reverse=True)))
     if not ascii_text:
-        alternatives.append(rf"{letter}*(?:[^\W\x00-\x7f]|[{_MARKS}]){letter}*")
-        start += rf"(?<![{_MARKS}])"  # nor a combining mark
-    return re.compile(start + "(?:" + "|".join(alternatives) + ")", 0 if ascii_text else re.IGNORECASE)
+        return re.compile(alternatives, re.IGNORECASE)
+    # a word starts where no letter or digit precedes (``\b`` would count the underscore)
+    return re.compile(rf"(?<![^\W_])(?:{alternatives})[^\W_]*")
 
 
 def matches(text: str, stems: set[str] | frozenset[str]) -> list[tuple[int, int, str]]:
@@ -375,8 +376,12 @@ def matches(text: str, stems: set[str] | frozenset[str]) -> list[tuple[int, int,
     pattern = _candidates(frozenset(stems), ascii_text)  # a frozenset argument is reused as is: pass one per query
     if pattern is None:
         return []
+    if ascii_text:
+        starting = pattern.finditer(text.lower())
+    else:
+        starting = (m for m in _WORD.finditer(text) if not m.group().isascii() or pattern.match(m.group()))
     out = []
-    for m in pattern.finditer(text.lower() if ascii_text else text):
+    for m in starting:
         for word, start, end in _cut(m.group(), m.start()):
             found = stem(word)
             if found and found in stems:
