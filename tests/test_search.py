@@ -13,8 +13,8 @@ from fts5_check import assert_word_index_matches_fts5
 from engine import Index, IndexConfig
 from engine.errors import QueryError
 from engine.search.searcher import MAX_QUERY_CHARS
-from engine.store.connection import SQLITE_MMAP_BYTES
 from engine.store import postings
+from engine.store.connection import SQLITE_MMAP_BYTES
 from engine.store.database import Store
 from engine.store.vectors import VectorIndex
 from engine.text import terms as T
