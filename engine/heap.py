@@ -12,7 +12,9 @@ Process-wide and set once, by the first searcher; elsewhere (macOS, Windows, mus
 Python's cyclic collector runs a full collection every few dozen queries, and it walks every object the process
 holds (the model's vocabulary, the word space, the index's wrappers), which makes those queries the slowest. A process
 that keeps searching moves what it holds out of those collections (``gc.freeze``) until an index is closed, so a full
-collection walks only what queries made since (docs/decisions/0022-long-lived-objects-frozen.md).
+collection walks only what queries made since (docs/decisions/0022-long-lived-objects-frozen.md). Such a process
+also collects its youngest objects less often: a query makes and frees thousands, and most of the collections due
+every 700 found nothing to free (docs/decisions/0025-fewer-young-collections.md).
 """
 
 from __future__ import annotations
@@ -59,6 +61,9 @@ def keep_freed_memory() -> bool:
 # (`quire search`, most tests) pays nothing for it, one that keeps searching (the app, `quire search --queries`) pays
 # once, before its first full collection is due (docs/decisions/0022-long-lived-objects-frozen.md).
 SEARCHES_BEFORE_FREEZING = 10
+# Objects made (less those freed) between two collections of the youngest generation in a process that keeps
+# searching, where Python's default is 700 (docs/decisions/0025-fewer-young-collections.md).
+YOUNG_COLLECTION_OBJECTS = 10_000
 
 
 class _Frozen:
@@ -69,14 +74,16 @@ class _Frozen:
         self.lock = threading.Lock()
         self.frozen = False
         self.searches = 0
+        self.thresholds = gc.get_threshold()  # the collector's own, given back by thaw()
 
 
 _FROZEN = _Frozen()
 
 
 def freeze_long_lived() -> None:
-    """Called for each search: at the SEARCHES_BEFORE_FREEZING-th since :func:`thaw`, collect the garbage and keep
-    every object alive then out of the cyclic collector's collections, until :func:`thaw`."""
+    """Called for each search: at the SEARCHES_BEFORE_FREEZING-th since :func:`thaw`, collect the garbage, keep every
+    object alive then out of the cyclic collector's collections and collect the youngest objects every
+    YOUNG_COLLECTION_OBJECTS, until :func:`thaw`."""
     with _FROZEN.lock:
         if _FROZEN.frozen:
             return
@@ -84,14 +91,17 @@ def freeze_long_lived() -> None:
         if _FROZEN.searches >= SEARCHES_BEFORE_FREEZING:
             gc.collect()  # garbage frozen would never be freed
             gc.freeze()
+            _FROZEN.thresholds = gc.get_threshold()
+            gc.set_threshold(YOUNG_COLLECTION_OBJECTS, *_FROZEN.thresholds[1:])
             _FROZEN.frozen = True
 
 
 def thaw() -> None:
     """Give the objects :func:`freeze_long_lived` kept back to the collector, whose next full collection frees a
-    closed index's objects that sit in reference cycles: called when an index is closed."""
+    closed index's objects that sit in reference cycles, and its thresholds: called when an index is closed."""
     with _FROZEN.lock:
         _FROZEN.searches = 0
         if _FROZEN.frozen:
             gc.unfreeze()
+            gc.set_threshold(*_FROZEN.thresholds)
             _FROZEN.frozen = False

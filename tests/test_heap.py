@@ -74,21 +74,26 @@ def test_a_searcher_keeps_freed_memory(folder: Path):
 
 
 def test_what_a_searching_process_holds_is_left_out_of_full_collections_until_the_index_closes(folder: Path):
+    # and its youngest objects are collected less often, until then too
     out = _run(f"""
         import gc
         from engine import Index
-        from engine.heap import SEARCHES_BEFORE_FREEZING
+        from engine.heap import SEARCHES_BEFORE_FREEZING, YOUNG_COLLECTION_OBJECTS
+        default = gc.get_threshold()
         index = Index({str(folder / 'index')!r})
         index.add([{str(folder / 'docs')!r}])
         for _ in range(SEARCHES_BEFORE_FREEZING - 1):
             index.search("overnight rail service to Austria")
         assert gc.get_freeze_count() == 0  # a process that searches a few times pays nothing
+        assert gc.get_threshold() == default
         index.search("overnight rail service to Austria")
         held = gc.get_freeze_count()
+        assert gc.get_threshold() == (YOUNG_COLLECTION_OBJECTS, *default[1:])  # young objects collected less often
         walked = len(gc.get_objects())  # what a full collection walks: the frozen objects are not among them
         index.search("the night train")
         print(held, walked, gc.get_freeze_count())
         index.close()
+        assert gc.get_threshold() == default
         print(gc.get_freeze_count())
         """, folder).split()
     held, walked, still, closed = map(int, out)
