@@ -13,8 +13,8 @@ Python's cyclic collector runs a full collection every few dozen queries, and it
 holds (the model's vocabulary, the word space, the index's wrappers), which makes those queries the slowest. A process
 that keeps searching moves what it holds out of those collections (``gc.freeze``) until an index is closed, so a full
 collection walks only what queries made since (docs/decisions/0022-long-lived-objects-frozen.md). Such a process
-also collects its youngest objects less often: a query makes and frees thousands, and most of the collections due
-every 700 found nothing to free (docs/decisions/0025-fewer-young-collections.md).
+also collects its youngest objects less often: a query makes and frees thousands, and the collections due every
+700 found nothing to free (docs/decisions/0025-fewer-young-collections.md).
 """
 
 from __future__ import annotations
