@@ -22,7 +22,6 @@ import Stemmer
 # word (remove_diacritics then drops them: a separately typed "nai\u0308ve" is "naive"); these are the blocks of
 # combining diacritics, which Python's \w leaves out
 _MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
-_LETTER = rf"(?:[^\W_]|[{_MARKS}])"
 _MARK = re.compile(f"[{_MARKS}]")
 # words of text with combining marks, and (twice as fast) of text without
 _WORD = re.compile(rf"(?:[^\W_]+|[{_MARKS}]+)+")
