@@ -4,7 +4,9 @@ Whole-benchmark runs one after the other (``index_wiki.py --queries-only``) move
 machine's load, more than most changes to a query's path gain or lose. Here both engines stay open, each in a process
 of its own importing the engine from its own source tree (the commit from a temporary git worktree), and each query
 is asked of both in turn, the order alternating by query and round. Each query's median over the rounds is compared,
-so the load at any moment falls on both.
+so the load at any moment falls on both. From the second round on, a query finds what its first asking left in each
+engine's caches (compiled patterns, the file's mapped pages), as a person's new queries do not: ``--rounds 1``
+compares first askings alone.
 
 Usage: python bench/query_ab.py --keep DIR --base COMMIT [--rounds 6] [--mode hybrid] [--explain]
 ``DIR`` holds an index kept by ``index_wiki.py --keep DIR``; the queries are that benchmark's. Prints a table and
