@@ -9,6 +9,7 @@ import pytest
 
 from engine.ingest.documents import NewDocument, SentenceRecord
 from engine.store import meta
+from engine.store.chunks import IN_CHUNK, IN_LENGTHS, in_chunks
 from engine.store.database import Store
 from engine.store.vectors import VectorIndex
 
@@ -300,3 +301,18 @@ def test_vector_index_writes_its_graph_only_when_it_changed(store, graph_always)
     store.set_meta("generation", 42)
     again.open(store)
     assert again.live_count == 19
+
+
+def test_reads_by_key_go_as_lists_of_few_lengths_and_find_each_row_once(store):
+    # a chunk is padded to the next of IN_LENGTHS with its last key, so statements are prepared once per length
+    for n in (1, 3, 8, 9, 200, IN_CHUNK, IN_CHUNK + 7):
+        chunks = list(in_chunks(range(n)))
+        assert [v for chunk, _ in chunks for v in dict.fromkeys(chunk)] == list(range(n))
+        for chunk, marks in chunks:
+            assert len(chunk) in IN_LENGTHS and marks.count("?") == len(chunk)
+    rng = np.random.default_rng(0)
+    _, ids = store.write_documents([_doc("/a", ["alpha", "beta", "gamma"]), _doc("/b", ["delta"])], _unit(rng, 4), "m")
+    rows = store.sentences_by_id([int(i) for i in ids[:3]])  # three keys in a list of four
+    assert sorted(r.text for r in rows.values()) == ["alpha", "beta", "gamma"]
+    passages = store.sentences_of_passages(sorted({r.passage_id for r in rows.values()}))
+    assert [r.text for rows_ in passages.values() for r in rows_] == ["alpha", "beta", "gamma"]

@@ -22,6 +22,9 @@ SQLITE_MMAP_BYTES = 256 * 1024 * 1024
 # The window of a connection that searches: the whole file, as far as SQLite's build allows (it caps the window, at
 # 2 GB in Python's), for a query's reads land all over it (docs/decisions/0024-the-whole-index-file-mapped.md).
 SEARCH_MMAP_BYTES = 1 << 40
+# Prepared statements a connection keeps (Python's default is 128): every read by key at each of its IN-list lengths
+# (docs/decisions/0026-in-lists-of-few-lengths.md).
+CACHED_STATEMENTS = 512
 
 # Errors of creating a file in a folder that say it is read-only, or not this account's to write: an index there
 # is opened read-only.
@@ -35,14 +38,14 @@ def connect(path: Path, *, read_only: bool) -> sqlite3.Connection:
     may be created on one thread and used on another.
     """
     if not read_only:
-        return sqlite3.connect(str(path), check_same_thread=False, timeout=30)
+        return sqlite3.connect(str(path), check_same_thread=False, timeout=30, cached_statements=CACHED_STATEMENTS)
     uri = "file:" + quote(os.fsencode(os.path.abspath(path))) + "?mode=ro"
     if not has_log(path):
         # A WAL database is read through its -shm file, which a read-only folder cannot hold; with no log
         # (the last writer closed cleanly) nothing outside the file is needed, so SQLite may take it as
         # immutable. A log left beside it is read in mode=ro through its existing -shm.
         uri += "&immutable=1"
-    conn = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=30)
+    conn = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=30, cached_statements=CACHED_STATEMENTS)
     conn.execute("PRAGMA query_only=ON")
     return conn
 
