@@ -159,9 +159,10 @@ class Store:
         return self.get_meta("index_id")
 
     def serve_searches(self) -> None:
-        """Read the file as a store that searches reads it: mapped whole (:func:`engine.store.connection.map_for_search`,
-        docs/decisions/0024-the-whole-index-file-mapped.md). A store that only indexes keeps the narrower window: the
-        pages read through a map count in its process's memory, and indexing already holds the most."""
+        """Read the file as a store that searches reads it: mapped whole
+        (:func:`engine.store.connection.map_for_search`, docs/decisions/0024-the-whole-index-file-mapped.md). A store
+        that only indexes keeps the narrower window: the pages read through a map count in its process's memory, and
+        indexing already holds the most."""
         if not self._searching:
             map_for_search(self.db.conn)
             self._searching = True

@@ -209,8 +209,9 @@ def letter_title(lines: Sequence[str], path: Path) -> str | None:
 def text_title(text: str, path: Path) -> str:
     """A plain text's title: the subject of the message or memo header it opens with ("To: ...", "Subject: ..."),
     that of a letter (:func:`letter_title`), else its first line where that is a title (:func:`short_title`). A new
-    user's saved e-mail was titled by its "To:" line; a header without a subject gives the file's stem. Only the text's first TITLE_SCAN_CHARS from its
-    first line are read: splitting a whole 48 MB log into lines for its first took 87 ms, this 0.1 ms."""
+    user's saved e-mail was titled by its "To:" line; a header without a subject gives the file's stem. Only the
+    text's first TITLE_SCAN_CHARS from its first line are read: splitting a whole 48 MB log into lines for its first
+    took 87 ms, this 0.1 ms."""
     first_char = _NOT_SPACE.search(text)
     if first_char is None:
         return short_title(None, path)
