@@ -287,7 +287,9 @@ def _sums(ids: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]
         first = np.concatenate(([True], ordered[1:] != ordered[:-1]))
         return ordered[first], np.bincount(np.cumsum(first) - 1, weights=weights[order])
     total = np.bincount(ids, weights=weights)
-    matched = np.flatnonzero(total)
+    # the test as a mask first: nonzero over floats branches on each of them (2.9 ms for 292k passages, half of
+    # them matched), over booleans it does not (0.4 ms with the comparison)
+    matched = np.flatnonzero(total != 0)
     return matched, total[matched]
 
 
