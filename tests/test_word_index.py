@@ -242,8 +242,8 @@ def test_a_merge_between_reading_the_segment_list_and_the_blocks_is_read_again(t
         _write(writer, rng, ["/c", "/d"])  # merges the first segment away
         assert words._snapshot.segments[0].id not in [r[0] for r in writer.db.execute("SELECT id FROM lexical_segments")]
         after, _ = words.scores(reader.db.conn, stale, stems, 100)  # same version given: the blocks say otherwise
-        assert len(after) > len(before)
-        assert after == reader.word_bm25(stems, 100)
+        assert after.passages.size > before.passages.size
+        assert after.rows() == reader.word_bm25(stems, 100)
     finally:
         reader.close()
         writer.close()

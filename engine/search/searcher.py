@@ -470,12 +470,12 @@ class Searcher:
         filters reads, for the documents it finds: decision 0011) and for the related words what it holds. Only the
         documents found are scored: related words rank them, and find none of their own."""
         within = np.fromiter(docs, dtype=np.int64, count=len(docs))
-        scored = self.store.word_bm25(list(found.related), None, None,
-                                      self.collection.words if self.collection else None,
-                                      weights=list(found.related.values()), within=within, read=found.postings)
-        if not scored:
+        scored = self.store.word_scores(list(found.related), None, None,
+                                        self.collection.words if self.collection else None,
+                                        weights=list(found.related.values()), within=within, read=found.postings)
+        if not scored.passages.size:
             return
-        passage_ids, doc_ids, scores = (np.array(column) for column in zip(*scored))
+        passage_ids, doc_ids, scores = scored.passages, scored.documents, scored.scores
         # each document's best passage for the related words alone...
         order = np.lexsort((-scores, doc_ids))
         first = order[np.r_[True, doc_ids[order][1:] != doc_ids[order][:-1]]]

@@ -87,6 +87,22 @@ class _Snapshot:
 
 
 @dataclass(frozen=True)
+class Scored:
+    """Passages ranked by BM25, best first (ties by id): their ids, their documents' ids and their scores."""
+
+    passages: np.ndarray
+    documents: np.ndarray
+    scores: np.ndarray
+
+    def rows(self) -> list[tuple[int, int, float]]:
+        """(passage id, document id, score) of each, best first."""
+        return list(zip(self.passages.tolist(), self.documents.tolist(), self.scores.tolist()))
+
+
+_NOTHING = Scored(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64))
+
+
+@dataclass(frozen=True)
 class Postings:
     """Some words' live postings as one snapshot of the word index holds them: read on one thread, scored on another
     (:meth:`WordIndex.scores`). ``lists``: each stem's (passage ids, counts), in the order of ``stems``."""
@@ -108,9 +124,9 @@ class WordIndex:
         self, conn: sqlite3.Connection, version: Hashable, stems: Sequence[str], limit: int | None,
         added: tuple[np.ndarray, np.ndarray] | None = None, collection: WordStatistics | None = None,
         weights: Sequence[float] | None = None, within: np.ndarray | None = None, read: Postings | None = None,
-    ) -> tuple[list[tuple[int, int, float]], dict[str, int]]:
-        """The ``limit`` best passages (None: every one) for the words ``stems`` by BM25, as (passage id, document
-        id, score), best first (ties by id), and the number of passages holding each stem (absent: none).
+    ) -> tuple[Scored, dict[str, int]]:
+        """The ``limit`` best passages (None: every one) for the words ``stems`` by BM25, best first (ties by id),
+        and the number of passages holding each stem (absent: none).
 
         ``added``: (passage ids, scores) to add before ranking, for quoted phrases that FTS5 scored; they come first
         in the sum, as phrases come first in the FTS5 query the searcher would otherwise send. ``collection``: the
@@ -144,14 +160,14 @@ class WordIndex:
             scores = _bm25_terms(snapshot, collection, hits, passages, counts)
             terms.append(scores if weights is None else weights[n] * scores)
         if not ids:
-            return [], df
+            return _NOTHING, df
         matched, total = _sums(np.concatenate(ids), np.concatenate(terms))
         order = best_k(total, matched, total.size if limit is None else limit)
         best = matched[order]
         owners = np.zeros(best.size, dtype=np.int64)
         inside = best < snapshot.owner.size  # a phrase match may be in a passage newer than this snapshot
         owners[inside] = snapshot.owner[best[inside]]
-        return list(zip(best.tolist(), owners.tolist(), total[order].tolist())), df
+        return Scored(best, owners, total[order]), df
 
     def frequencies(self, conn: sqlite3.Connection, version: Hashable, stems: Sequence[str]) -> dict[str, int]:
         """Live passages holding each stem (stems in none left out)."""

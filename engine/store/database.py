@@ -19,7 +19,7 @@ from filelock import FileLock
 from engine.errors import Cancelled, IndexDamagedError, IndexReadOnlyError, QuireError
 from engine.ingest.documents import NewDocument
 from engine.store import documents, facetrows, meta, postings, scans, schema, sentences, space, vectorrows, vocabulary
-from engine.store.bm25 import Postings, WordIndex, WordStatistics
+from engine.store.bm25 import Postings, Scored, WordIndex, WordStatistics
 from engine.store.connection import (
     READ_ONLY_ERRNOS,
     cannot_create,
@@ -425,18 +425,23 @@ class Store:
     def word_bm25(self, stems: Sequence[str], limit: int | None, added: tuple[np.ndarray, np.ndarray] | None = None,
                   collection: WordStatistics | None = None, weights: Sequence[float] | None = None,
                   within: np.ndarray | None = None, read: Postings | None = None) -> list[tuple[int, int, float]]:
-        """(passage id, document id, BM25 score) of the ``limit`` best passages (None: all) for words ``stems`` (as
-        the index stores them), best first, from the word index: the scores FTS5's bm25() gives for the same words
-        OR-ed.
+        """(passage id, document id, BM25 score) of :meth:`word_scores`' passages, best first."""
+        return self.word_scores(stems, limit, added, collection, weights, within, read).rows()
+
+    def word_scores(self, stems: Sequence[str], limit: int | None, added: tuple[np.ndarray, np.ndarray] | None = None,
+                    collection: WordStatistics | None = None, weights: Sequence[float] | None = None,
+                    within: np.ndarray | None = None, read: Postings | None = None) -> Scored:
+        """The ``limit`` best passages (None: all) for words ``stems`` (as the index stores them), best first, from
+        the word index: the scores FTS5's bm25() gives for the same words OR-ed.
         ``added``: (passage ids, scores) of quoted phrases that FTS5 scored, added first. The words' document
         frequencies are kept for :meth:`term_document_frequencies`. ``collection``: the statistics to score with, for
         a shard of a collection (:meth:`word_statistics` summed over the shards). ``weights``: each stem's term is
         multiplied by its weight (words related to the query's, engine.search.related). ``within``: document ids,
         whose passages alone are scored. ``read``: the postings of ``stems`` read before (:meth:`word_postings`)."""
-        rows, df = self._words.scores(self.db.conn, self._counts.version(), stems, limit, added, collection, weights,
-                                      within, read)
+        scored, df = self._words.scores(self.db.conn, self._counts.version(), stems, limit, added, collection,
+                                        weights, within, read)
         self._counts.current().update({"term:" + s: df.get(s, 0) for s in stems})
-        return rows
+        return scored
 
     def word_statistics(self, stems: Sequence[str]) -> WordStatistics:
         """This index's BM25 statistics for ``stems`` from the word index (which must be ready)."""
