@@ -119,6 +119,8 @@ class WordIndex:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._snapshot: _Snapshot | None = None
+        # (snapshot, mean passage length, every passage's length normaliser): :meth:`_normalisers`
+        self._normalised: tuple[_Snapshot, float, np.ndarray] | None = None
 
     def scores(
         self, conn: sqlite3.Connection, version: Hashable, stems: Sequence[str], limit: int | None,
@@ -141,6 +143,7 @@ class WordIndex:
         snapshot, lists = read.snapshot, read.lists
         if collection is None:
             collection = WordStatistics(snapshot.passages, snapshot.total_length, {})
+        normalisers = self._normalisers(snapshot, collection.mean_length)
         ids, terms = [], []
         documents = None if within is None else _document_mask(within)
         if added is not None and added[0].size:
@@ -157,7 +160,7 @@ class WordIndex:
                 if not passages.size:
                     continue
             ids.append(passages)
-            scores = _bm25_terms(snapshot, collection, hits, passages, counts)
+            scores = _bm25_terms(normalisers, collection, hits, passages, counts)
             terms.append(scores if weights is None else weights[n] * scores)
         if not ids:
             return _NOTHING, df
@@ -168,6 +171,18 @@ class WordIndex:
         inside = best < snapshot.owner.size  # a phrase match may be in a passage newer than this snapshot
         owners[inside] = snapshot.owner[best[inside]]
         return Scored(best, owners, total[order]), df
+
+    def _normalisers(self, snapshot: _Snapshot, mean_length: float) -> np.ndarray:
+        """BM25's length normaliser of every passage of ``snapshot``, ``k1 * (1 - b + b * D / avgdl)``: the same for
+        each word of every query until the database changes, where computing it for each posting of each word was a
+        quarter of scoring a common word."""
+        with self._lock:
+            kept = self._normalised
+            if kept is None or kept[0] is not snapshot or kept[1] != mean_length:
+                with np.errstate(divide="ignore", invalid="ignore"):  # an empty index: no posting reads them
+                    every = BM25_K1 * (1 - BM25_B + BM25_B * snapshot.length / mean_length)
+                kept = self._normalised = (snapshot, mean_length, every)
+            return kept[2]
 
     def frequencies(self, conn: sqlite3.Connection, version: Hashable, stems: Sequence[str]) -> dict[str, int]:
         """Live passages holding each stem (stems in none left out)."""
@@ -272,7 +287,8 @@ def _fetch(conn: sqlite3.Connection, snapshot: _Snapshot,
         ids_ = np.concatenate(ids).astype(np.int64) if ids else np.zeros(0, np.int64)
         tfs_ = np.concatenate(tfs).astype(np.float64) if tfs else np.zeros(0, np.float64)
         alive = snapshot.live[ids_]
-        out.append((ids_[alive], tfs_[alive]))
+        # a word's passages are nearly always all live: copying them through the mask is then a copy for nothing
+        out.append((ids_, tfs_) if alive.all() else (ids_[alive], tfs_[alive]))
     return out
 
 
@@ -315,8 +331,8 @@ def idf(passages: int, hits: int) -> float:
     return value if value > 0.0 else MIN_IDF
 
 
-def _bm25_terms(snapshot: _Snapshot, collection: WordStatistics, hits: int, passages: np.ndarray,
+def _bm25_terms(normalisers: np.ndarray, collection: WordStatistics, hits: int, passages: np.ndarray,
                 counts: np.ndarray) -> np.ndarray:
     """One word's BM25 term for each of its ``passages`` (the word is in ``hits`` of the ``collection``'s), in the
-    order of operations of fts5_aux.c."""
-    return idf(collection.passages, hits) * ((counts * (BM25_K1 + 1.0)) / (counts + BM25_K1 * (1 - BM25_B + BM25_B * snapshot.length[passages] / collection.mean_length)))
+    order of operations of fts5_aux.c (``normalisers``: :meth:`WordIndex._normalisers`, computed in that order)."""
+    return idf(collection.passages, hits) * ((counts * (BM25_K1 + 1.0)) / (counts + normalisers[passages]))
