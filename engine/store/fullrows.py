@@ -76,7 +76,7 @@ class FullRows:
         rows = self._rows(wanted)
         found = rows >= 0
         found[found] = self._alive[rows[found]]
-        # np.take copies whole rows where indexing goes element by element: half the time for a query's 4,096 rows
+        # np.take copies whole rows where indexing goes element by element: half the time for 4,096 rows
         return wanted[found], as_float32(np.take(self._matrix, rows[found], axis=0))
 
     @property
