@@ -273,11 +273,11 @@ def test_the_ranking_is_weighed_head_first_and_ranks_as_if_weighed_whole(river: 
         return [(r.path, r.score, r.sentence, r.weak) for r in response.results] + [response.weak_hidden]
 
     head_first = ranking()
-    assert weighed == [3 + searcher_module.FIRST_ROUND_SLACK]  # the head held 3 strong results
+    assert weighed == [3]  # the first k held 3 strong results
     weighed.clear()
     with_weak = ranking(include_weak=True)
-    assert weighed == [8, 11] and len(with_weak) == 4  # the 3k + 10 documents ranked, in two rounds
-    monkeypatch.setattr(searcher_module, "FIRST_ROUND_SLACK", 100)
+    assert weighed == [3, searcher_module.SECOND_ROUND, 11] and len(with_weak) == 4  # the 3k + 10 ranked, in rounds
+    monkeypatch.setattr(searcher_module, "_rounds", lambda ranked, k: iter([ranked]))  # weighed whole
     weighed.clear()
     assert ranking() == head_first and ranking(include_weak=True) == with_weak
     assert weighed == [19, 19]
