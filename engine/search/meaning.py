@@ -18,8 +18,7 @@ import numpy as np
 CENTROID_WEIGHT = 1.0
 # Sentences scored per query, over all the candidate documents: a document longer than its share (5 sentences for
 # 400 candidates) is read at evenly spaced sentences, its best among them standing beside its best of the nearest
-# sentences. This bounds a query's added work to a few milliseconds; twice as many cost a whole-corpus query 3.8 ms
-# more for no measured gain (docs/decisions/0015-document-meaning.md).
+# sentences. This bounds a query's added work to a few milliseconds (docs/decisions/0015-document-meaning.md).
 SCORED_SENTENCES = 2_048
 
 

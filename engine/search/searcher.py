@@ -1035,8 +1035,8 @@ def _rounds(ranked: list[_Doc], k: int) -> Iterator[list[_Doc]]:
     """The ranking in the parts that are weighed one after another, each only if the ones before did not give k
     results: the first k, SECOND_ROUND more, then the rest. Most queries find their k results among the first few
     documents (on the Wikipedia benchmark's queries, 10 results took 10 documents at the median and at most 13 in
-    three queries of four), so reading every candidate of all 3k + 10 documents up front was mostly wasted, and
-    weighing 15 where 10 did was 3.4 ms of a whole-corpus query (docs/benchmarks.md)."""
+    three queries of four), so the candidates of the documents after the first k are read only when needed
+    (docs/benchmarks.md)."""
     yield ranked[:k]
     if len(ranked) > k:
         yield ranked[k : k + SECOND_ROUND]

@@ -1,8 +1,8 @@
 """float16 vectors widened to float32 by their bits.
 
-numpy converts float16 one element at a time on this path: 1.7-2.2 ms for 4,096 rows of 256 dimensions (a
-whole-corpus query's candidates read by engine.search.meaning are of that order), most of reading them. Moving each half's bits into place with
-integer operations over the whole array gives the same floats, every finite value exact (subnormals included), in
+numpy converts float16 one element at a time on this path: 1.7-2.2 ms for 4,096 rows of 256 dimensions, most of what
+reading a query's candidate sentences (engine.search.meaning) costs. Moving each half's bits into place with integer
+operations over the whole array gives the same floats, every finite value exact (subnormals included), in
 about a quarter of the time (docs/benchmarks.md, "Vectors read and summed in fewer passes").
 """
 
