@@ -8,7 +8,14 @@ so the load at any moment falls on both. From the second round on, a query finds
 engine's caches (compiled patterns, the file's mapped pages), as a person's new queries do not: ``--rounds 1``
 compares first askings alone.
 
-Usage: python bench/query_ab.py --keep DIR --base COMMIT [--rounds 6] [--mode hybrid] [--explain]
+An engine whose index format differs (one from before a schema change) opens an index of its own: ``--base-index
+BASE_DIR``, kept by that commit's own ``index_wiki.py --keep BASE_DIR`` from the same corpus, so that both hold the
+same sentences and the queries drawn from this checkout's index are real sentences of both. Whatever that commit
+imports must be importable here (PYTHONPATH).
+
+Usage: python bench/query_ab.py --keep DIR --base COMMIT [--base-index BASE_DIR] [--rounds 6] [--mode hybrid]
+[--explain]
+
 ``DIR`` holds an index kept by ``index_wiki.py --keep DIR``; the queries are that benchmark's. Prints a table and
 writes bench/results/query_ab.json.
 """
@@ -117,12 +124,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", type=Path, required=True, help="the folder index_wiki.py --keep DIR kept")
     parser.add_argument("--base", required=True, help="the commit to compare this checkout with")
+    parser.add_argument("--base-index", type=Path, default=None,
+                        help="the folder the base commit's own index_wiki.py --keep kept (default: --keep's)")
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--mode", default="hybrid", choices=["hybrid", "semantic", "lexical"])
     parser.add_argument("--explain", action="store_true", help="with explanations (as the app shows results)")
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
     index = args.keep / "index"
+    base_index = (args.base_index or args.keep) / "index"
     with Index(index, create=False) as idx:
         queries = sample_queries(idx, QUERIES)
     base = _git("rev-parse", "--short", args.base)
@@ -131,14 +141,15 @@ def main() -> None:
         tree = Path(scratch) / "base"
         _git("worktree", "add", "--detach", str(tree), base)
         try:
-            engines = [Engine(t, index, args.mode, args.explain, Path(scratch)) for t in (tree, ROOT)]
+            engines = [Engine(t, i, args.mode, args.explain, Path(scratch))
+                       for t, i in ((tree, base_index), (ROOT, index))]
             started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
             wall, cpu = measure(engines, queries, args.rounds)
             for engine in engines:
                 engine.close()
         finally:
             _git("worktree", "remove", "--force", str(tree))
-    result = {"base": base, "head": head, "started": started, "mode": args.mode, "explain": args.explain,
+    result = {"base": base, "head": head, "own_indexes": args.base_index is not None, "started": started, "mode": args.mode, "explain": args.explain,
               "queries": len(queries), "rounds": args.rounds, "machine": platform.processor() or platform.machine(),
               base: summary(wall[0], cpu[0]), head: summary(wall[1], cpu[1]), "difference": compare(wall, cpu)}
     print(f"{args.mode} queries, {'with' if args.explain else 'without'} explanations, {len(queries)} x "
