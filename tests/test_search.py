@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -259,6 +260,40 @@ def test_hybrid_queries_rank_words_on_another_thread_and_many_threads_may_search
     with ThreadPoolExecutor(4) as pool:
         together = list(pool.map(ranking, queries * 4))
     assert together == alone * 4
+
+
+def test_related_words_are_weighed_on_a_word_thread_and_its_errors_reach_the_caller(river: Index,
+                                                                                    monkeypatch) -> None:
+    from engine.search.searcher import Searcher
+
+    weigh = Searcher._weigh_related
+    finished: list[str] = []
+
+    def related_on_a_thread(self, docs, found) -> None:
+        weigh(self, docs, found)
+        time.sleep(0.05)  # still running when the main thread fails below
+        finished.append(threading.current_thread().name)
+
+    monkeypatch.setattr(Searcher, "_weigh_related", related_on_a_thread)
+    ranked = river.search("river otters", explain=False).results
+    assert ranked and finished and finished[-1].startswith("quire-words")
+
+    def meaning_fails(self, *args) -> None:
+        raise RuntimeError("meaning failed")
+
+    finished.clear()
+    with monkeypatch.context() as patched:
+        patched.setattr(Searcher, "_weigh_meaning", meaning_fails)
+        with pytest.raises(RuntimeError, match="meaning failed"):
+            river.search("river otters", explain=False)
+    assert finished  # waited for: the word thread reads the connection the caller may close next
+
+    def related_fails(self, docs, found) -> None:
+        raise RuntimeError("related failed")
+
+    monkeypatch.setattr(Searcher, "_weigh_related", related_fails)
+    with pytest.raises(RuntimeError, match="related failed"):
+        river.search("river otters", explain=False)
 
 
 def test_the_ranking_is_weighed_head_first_and_ranks_as_if_weighed_whole(river: Index, monkeypatch) -> None:

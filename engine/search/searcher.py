@@ -7,6 +7,7 @@ an absolute scale (``engine.search.relevance``; docs/decisions/0002-score-fusion
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import logging
@@ -14,8 +15,9 @@ import math
 import re
 import time
 from collections.abc import Collection, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -243,30 +245,35 @@ class Searcher:
         depth = FILTERED_CANDIDATES if within else CANDIDATES
         # the ranking's products are small: on one BLAS thread (engine/blas.py); explanations keep every thread
         with one_blas_thread():
-            docs, query_vectors, stems, df = self._rank(query, mode, notes, depth)
-            for path in exclude:
-                record = self.store.document(path)
-                if record is not None:
-                    docs.pop(record.id, None)
-            reference = None  # the documents whose scores set the fusion's scales: all of them without a filter
-            if within:
-                reference = [d for d in docs.values() if d.unfiltered]
-                allowed = self.store.matching_documents(within)
-                docs = {doc_id: doc for doc_id, doc in docs.items() if doc_id in allowed}
-                if not allowed:
-                    notes.append(NOTHING_PASSES)
-            idf = self._idf(stems, df)
-            # stop words alone make no lexical case: in every passage, "the" held its query's every key word
-            # (docs/decisions/0017-stop-words-alone.md); a quoted phrase of them does
-            stop_words = T.stop_words_only(query)
-            if stop_words:
-                notes.append(_stop_words_note(stop_words, query))
-            scale = self._scale(query_vectors, {} if stop_words else idf)
-            if reference is None:
-                self._weigh_meaning(docs, mode, query_vectors)
-            else:  # apart: a document's share of the sentences scored depends on how many documents are weighed with it
-                self._weigh_meaning({d.doc_id: d for d in reference}, mode, query_vectors)
-                self._weigh_meaning({i: d for i, d in docs.items() if not d.unfiltered}, mode, query_vectors)
+            docs, query_vectors, words = self._rank(query, mode, notes, depth)
+            stems, df = words.stems, words.df
+            # the related words' BM25 is weighed on a word thread while this one weighs meaning: each sets its own
+            # score of the documents, mostly in numpy and SQLite, which release the GIL
+            relating = _word_ranker().submit(self._weigh_related, dict(docs), words) if words.related else None
+            with _joined(relating):
+                for path in exclude:
+                    record = self.store.document(path)
+                    if record is not None:
+                        docs.pop(record.id, None)
+                reference = None  # the documents whose scores set the fusion's scales: all of them without a filter
+                if within:
+                    reference = [d for d in docs.values() if d.unfiltered]
+                    allowed = self.store.matching_documents(within)
+                    docs = {doc_id: doc for doc_id, doc in docs.items() if doc_id in allowed}
+                    if not allowed:
+                        notes.append(NOTHING_PASSES)
+                idf = self._idf(stems, df)
+                # stop words alone make no lexical case: in every passage, "the" held its query's every key word
+                # (docs/decisions/0017-stop-words-alone.md); a quoted phrase of them does
+                stop_words = T.stop_words_only(query)
+                if stop_words:
+                    notes.append(_stop_words_note(stop_words, query))
+                scale = self._scale(query_vectors, {} if stop_words else idf)
+                if reference is None:
+                    self._weigh_meaning(docs, mode, query_vectors)
+                else:  # apart: a document's share of the sentences scored depends on how many are weighed with it
+                    self._weigh_meaning({d.doc_id: d for d in reference}, mode, query_vectors)
+                    self._weigh_meaning({i: d for i, d in docs.items() if not d.unfiltered}, mode, query_vectors)
             ranked = self._fuse(docs, mode, scale, reference)
             small = self._sentences() < MIN_SENTENCES
             bar = rel.bar(mode, small_folder=small)
@@ -377,9 +384,10 @@ class Searcher:
 
     # -- rankings ---------------------------------------------------------------------------------------------
     def _rank(self, query: str, mode: Mode, notes: list[str], depth: int = CANDIDATES
-              ) -> tuple[dict[int, _Doc], np.ndarray | None, dict[str, T.Term], dict[str, int] | None]:
-        """Each document's semantic and lexical evidence, the query's vectors, terms and their document frequencies,
-        from the ``depth`` best sentences and passages of each side.
+              ) -> tuple[dict[int, _Doc], np.ndarray | None, _Words]:
+        """Each document's semantic and lexical evidence, the query's vectors, and what the word side found (its
+        terms, their document frequencies, the related words still to weigh: :meth:`_weigh_related`), from the
+        ``depth`` best sentences and passages of each side.
 
         Semantic mode ranks by meaning alone but ranks the words too: whether the collection answers the query at all
         is judged on all the evidence (docs/decisions/0002-score-fusion-and-relevance-gate.md). The words are ranked
@@ -390,13 +398,8 @@ class Searcher:
         expand = mode is Mode.HYBRID
         words = _word_ranker().submit(self._lexical, query, depth, expand) if mode is not Mode.LEXICAL else None
         deeper: list[_Hit] = []
-        try:
+        with _joined(words):
             query_vectors = self._semantic(query, docs, notes, depth, deeper) if mode is not Mode.LEXICAL else None
-        except BaseException:
-            # the word thread reads the same connection: it must be done before the caller may close it
-            if words is not None:
-                wait([words])
-            raise
         found = words.result() if words is not None else self._lexical(query, depth, expand)
         for doc_id, passages in found.near.items():
             _passages(_doc(docs, doc_id, unfiltered=True), passages)
@@ -408,9 +411,7 @@ class Searcher:
         for doc_id, passages in found.deeper.items():
             if doc_id not in docs or not docs[doc_id].unfiltered:
                 _passages(_doc(docs, doc_id), passages)
-        if found.related:
-            self._weigh_related(docs, found)
-        return docs, query_vectors, found.stems, found.df
+        return docs, query_vectors, found
 
     def _semantic(self, query: str, docs: dict[int, _Doc], notes: list[str], depth: int, deeper: list[_Hit]
                   ) -> np.ndarray | None:
@@ -753,8 +754,24 @@ class Searcher:
 
 @functools.cache
 def _word_ranker() -> ThreadPoolExecutor:
-    """Threads that rank a hybrid query's words (:meth:`Searcher._rank`), shared by every searcher of the process."""
+    """Threads that rank a hybrid query's words (:meth:`Searcher._rank`) and weigh its related words, shared by every
+    searcher of the process."""
     return ThreadPoolExecutor(WORD_RANKERS, thread_name_prefix="quire-words")
+
+
+@contextlib.contextmanager
+def _joined(beside: Future[Any] | None) -> Iterator[None]:
+    """Run the block while ``beside`` runs on a word thread, and wait for it however the block ends: it reads the
+    searcher's connection, which the caller may close once the search is over. Its error is raised after the
+    block's own work, never in place of the block's error."""
+    try:
+        yield
+    except BaseException:
+        if beside is not None:
+            wait([beside])
+        raise
+    if beside is not None:
+        beside.result()
 
 
 def _answered_anyway(docs: Sequence[_Doc], mode: Mode, bar: float) -> bool:
