@@ -149,8 +149,9 @@ def main() -> None:
                 engine.close()
         finally:
             _git("worktree", "remove", "--force", str(tree))
-    result = {"base": base, "head": head, "own_indexes": args.base_index is not None, "started": started, "mode": args.mode, "explain": args.explain,
-              "queries": len(queries), "rounds": args.rounds, "machine": platform.processor() or platform.machine(),
+    result = {"base": base, "head": head, "own_indexes": args.base_index is not None, "started": started,
+              "mode": args.mode, "explain": args.explain, "queries": len(queries), "rounds": args.rounds,
+              "machine": platform.processor() or platform.machine(),
               base: summary(wall[0], cpu[0]), head: summary(wall[1], cpu[1]), "difference": compare(wall, cpu)}
     print(f"{args.mode} queries, {'with' if args.explain else 'without'} explanations, {len(queries)} x "
           f"{args.rounds} rounds, ms")
