@@ -40,8 +40,11 @@ from engine.locations import default_index_dir
 from engine.search import related
 from engine.search.calibration import Calibration, calibrate, prior
 from engine.search.like import LikeQuery, LikeSource, like_query
+from engine.search.present import explain as explain_results
+from engine.search.query import query_stems
 from engine.search.results import Mode, SearchResponse, SearchResult
-from engine.search.searcher import CollectionStatistics, Searcher, query_stems
+from engine.search.searcher import Searcher
+from engine.search.statistics import CollectionStatistics
 from engine.store.connection import reporting_damage
 from engine.store.database import DB_NAME, Store
 from engine.store.files import remove_leftovers
@@ -492,8 +495,9 @@ class Index:
         stored = self.store.sentences_by_id([r.sentence_id for r in results if r.sentence_id is not None])
         rows = [stored.get(r.sentence_id) if r.sentence_id is not None else None for r in results]
         found = [i for i, row in enumerate(rows) if row is not None]
-        searcher = Searcher(self.store, None, None, None, facets=load_space())
-        explained = searcher.explain(query, [results[i] for i in found], [row for row in rows if row is not None])
+        self.store.serve_searches()  # read as searches read it, as the search that made the results did
+        explained = explain_results(self.store, load_space(), query, [results[i] for i in found],
+                                    [row for row in rows if row is not None])
         out = list(results)
         for i, result in zip(found, explained):
             out[i] = result

@@ -23,7 +23,7 @@ from engine.errors import MethodMismatchError, QueryError
 from engine.index import Index, IndexStatus
 from engine.search.like import LikeQuery, LikeSource
 from engine.search.results import Mode, SearchResponse, SearchResult
-from engine.search.searcher import CollectionStatistics
+from engine.search.statistics import CollectionStatistics
 from engine.store.filters import Filters
 
 Calls = Mapping[int, tuple[tuple, dict]]  # shard -> (args, keyword args) of one method call

@@ -1,0 +1,85 @@
+"""One ranking from the two sides': each document's meaning weighed by all its sentences, the two sides' scores
+normalised over the query's candidates and combined, and every document's evidence put on the relevance scale
+(engine.search.relevance; docs/decisions/0002-score-fusion-and-relevance-gate.md)."""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from engine.search import meaning
+from engine.search import relevance as rel
+from engine.search.candidates import BOILERPLATE_PENALTY, _Doc, _ranked_by, _ranking_bm25, _semantic_score
+from engine.search.results import Mode
+from engine.search.similarity import SentenceVectors
+from engine.store.database import Store
+
+log = logging.getLogger(__name__)
+
+
+def _fuse(docs: dict[int, _Doc], mode: Mode, scale: rel.Scale, reference: list[_Doc] | None = None) -> list[_Doc]:
+    """The documents in ranking order, each with its fused score; in semantic or lexical mode only the documents
+    that side found, in that side's order. Every document's evidence is set, from all the query's evidence.
+    ``reference``: the documents whose scores set the two sides' scales (None: ``docs`` themselves)."""
+    by_sem = sorted((d for d in docs.values() if not math.isnan(_semantic_score(d))), key=lambda d: -_semantic_score(d))
+    by_lex = sorted((d for d in docs.values() if d.lex_passage is not None), key=lambda d: -d.lex_score)
+    for rank, d in enumerate(by_sem, 1):
+        d.sem_rank = rank
+    for rank, d in enumerate(by_lex, 1):
+        d.lex_rank = rank
+    pool = _ranked_by(mode, list(docs.values()))
+    # the reference's documents a filter leaves out are weighed too: the first of them may set the card scores
+    outside = [d for d in reference if d.doc_id not in docs] if reference is not None else []
+    everything = list(docs.values()) + outside
+    evidence = scale.evidence(_cosines(everything), _bm25s(everything))
+    for d, e in zip(everything, evidence.tolist()):
+        d.evidence = e
+    if not pool:
+        return []
+    # ranked by the document's meaning (its best sentence boilerplate-penalised), judged by the best cosine
+    # itself (the scale knows no penalty)
+    scales = _ranked_by(mode, reference) if reference is not None else pool
+    weighed = pool + _ranked_by(mode, outside)
+    fused = rel.fuse(_semantic_scores(weighed), _ranking_bm25s(weighed), rel.semantic_share(mode),
+                     (_semantic_scores(scales), _ranking_bm25s(scales)))
+    for d, f in zip(weighed, fused.tolist()):
+        d.fused = f
+    return sorted(pool, key=lambda d: (-d.fused, d.doc_id))
+
+
+def _weigh_meaning(store: Store, vectors: SentenceVectors, docs: dict[int, _Doc], mode: Mode,
+                   query_vectors: np.ndarray | None) -> None:
+    """Set the meaning of the documents ``mode`` ranks by it: in hybrid mode every candidate, in semantic mode
+    those found by meaning (engine.search.meaning)."""
+    if query_vectors is None or mode is Mode.LEXICAL:
+        return
+    pool = [d for d in docs.values() if mode is Mode.HYBRID or d.sem_sentence is not None]
+    spans = store.sentence_spans([d.doc_id for d in pool])
+    ids, found = vectors.vectors(meaning.sentences_to_score(spans))
+    scores = meaning.document_meaning(query_vectors.mean(axis=0), ids, found, spans,
+                                      {sid for d in pool for sid in d.repeated}, BOILERPLATE_PENALTY)
+    for d in pool:
+        if d.doc_id in scores:
+            best, centroid = scores[d.doc_id]
+            d.meaning = max(best, d.sem_score) + meaning.CENTROID_WEIGHT * centroid
+
+
+def _cosines(docs: Sequence[_Doc]) -> np.ndarray:
+    """Each document's best cosine (NaN: not found by meaning)."""
+    return np.array([d.sem_cosine if d.sem_sentence is not None else np.nan for d in docs])
+
+
+def _semantic_scores(docs: Sequence[_Doc]) -> np.ndarray:
+    return np.array([_semantic_score(d) for d in docs])
+
+
+def _bm25s(docs: Sequence[_Doc]) -> np.ndarray:
+    """Each document's best BM25 (0: not found by its words)."""
+    return np.array([d.lex_score if d.lex_passage is not None else 0.0 for d in docs])
+
+
+def _ranking_bm25s(docs: Sequence[_Doc]) -> np.ndarray:
+    return np.array([_ranking_bm25(d) for d in docs])
