@@ -350,7 +350,7 @@ def test_a_query_ranks_on_one_blas_thread_and_explains_on_all(tmp_path, corpus, 
     from engine.search import fusion, present
 
     seen: dict[str, set[int]] = {}
-    fuse, annotate = fusion._fuse, present.annotate
+    fuse, annotate = fusion.fuse, present.annotate
 
     def fusing(*args, **kwargs):
         seen["ranking"] = _blas_threads()
@@ -360,7 +360,7 @@ def test_a_query_ranks_on_one_blas_thread_and_explains_on_all(tmp_path, corpus, 
         seen["explaining"] = _blas_threads()
         return annotate(*args, **kwargs)
 
-    monkeypatch.setattr(fusion, "_fuse", fusing)
+    monkeypatch.setattr(fusion, "fuse", fusing)
     monkeypatch.setattr(present, "annotate", explaining)
     with threadpool_limits(limits=2, user_api="blas"), Index(tmp_path / "idx") as idx:
         idx.add([corpus])

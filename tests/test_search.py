@@ -267,7 +267,7 @@ def test_related_words_are_weighed_on_a_word_thread_and_its_errors_reach_the_cal
     from engine.search import fusion
     from engine.search.retrieve import Retriever
 
-    weigh = Retriever._weigh_related
+    weigh = Retriever.weigh_related
     finished: list[str] = []
 
     def related_on_a_thread(self, docs, found) -> None:
@@ -275,7 +275,7 @@ def test_related_words_are_weighed_on_a_word_thread_and_its_errors_reach_the_cal
         time.sleep(0.05)  # still running when the main thread fails below
         finished.append(threading.current_thread().name)
 
-    monkeypatch.setattr(Retriever, "_weigh_related", related_on_a_thread)
+    monkeypatch.setattr(Retriever, "weigh_related", related_on_a_thread)
     ranked = river.search("river otters", explain=False).results
     assert ranked and finished and finished[-1].startswith("quire-words")
 
@@ -284,7 +284,7 @@ def test_related_words_are_weighed_on_a_word_thread_and_its_errors_reach_the_cal
 
     finished.clear()
     with monkeypatch.context() as patched:
-        patched.setattr(fusion, "_weigh_meaning", meaning_fails)
+        patched.setattr(fusion, "weigh_meaning", meaning_fails)
         with pytest.raises(RuntimeError, match="meaning failed"):
             river.search("river otters", explain=False)
     assert finished  # waited for: the word thread reads the connection the caller may close next
@@ -292,7 +292,7 @@ def test_related_words_are_weighed_on_a_word_thread_and_its_errors_reach_the_cal
     def related_fails(self, docs, found) -> None:
         raise RuntimeError("related failed")
 
-    monkeypatch.setattr(Retriever, "_weigh_related", related_fails)
+    monkeypatch.setattr(Retriever, "weigh_related", related_fails)
     with pytest.raises(RuntimeError, match="related failed"):
         river.search("river otters", explain=False)
 
@@ -313,7 +313,7 @@ def test_the_ranking_is_weighed_head_first_and_ranks_as_if_weighed_whole(river: 
     weighed.clear()
     with_weak = ranking(include_weak=True)
     assert weighed == [3, pick.SECOND_ROUND, 11] and len(with_weak) == 4  # the 3k + 10 ranked, in rounds
-    monkeypatch.setattr(pick, "_rounds", lambda ranked, k: iter([ranked]))  # weighed whole
+    monkeypatch.setattr(pick, "rounds", lambda ranked, k: iter([ranked]))  # weighed whole
     weighed.clear()
     assert ranking() == head_first and ranking(include_weak=True) == with_weak
     assert weighed == [19, 19]

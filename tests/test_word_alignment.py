@@ -136,7 +136,7 @@ def test_a_query_answered_whatever_the_alignment_aligns_only_its_first_result(
     quick = index.search(ANSWERED, mode=mode, include_weak=True, explain=False)
     assert Path(quick.results[0].path).name == "onions.txt" and len(quick.results) > 1
     assert aligned == [[DOCUMENTS["onions.txt"]]]
-    monkeypatch.setattr(gate, "_answered_anyway", lambda docs, mode, bar: False)
+    monkeypatch.setattr(gate, "_clears_bar_unaligned", lambda docs, mode, bar: False)
     aligned.clear()
     every = index.search(ANSWERED, mode=mode, include_weak=True, explain=False)
     assert len(aligned[0]) > 1  # the ten with most evidence

@@ -1,4 +1,4 @@
-"""The documents a query's rankings found, each with the evidence gathered for it while ranking (:class:`_Doc`),
+"""The documents a query's rankings found, each with the evidence gathered for it while ranking (:class:`Candidate`),
 and the small rules that evidence follows: a sentence's semantic hit, a repeated sentence counted as boilerplate,
 a document's best passages by BM25."""
 
@@ -27,7 +27,7 @@ MORE_PASSAGES = 2
 
 
 @dataclass
-class _Doc:
+class Candidate:
     """Evidence gathered for one document while ranking."""
 
     doc_id: int
@@ -60,7 +60,7 @@ class _Doc:
 
 
 @dataclass(frozen=True)
-class _Hit:
+class SemanticHit:
     """A sentence the semantic side found: its document, its score (cosine, or the mean over the query's sentences)
     and whether it is boilerplate."""
 
@@ -71,20 +71,20 @@ class _Hit:
 
 
 # each document's best passages by BM25: (passage id, score), best first
-_Passages = dict[int, list[tuple[int, float]]]
+BestPassages = dict[int, list[tuple[int, float]]]
 
 
-def _doc(docs: dict[int, _Doc], doc_id: int, unfiltered: bool = False) -> _Doc:
+def candidate(docs: dict[int, Candidate], doc_id: int, unfiltered: bool = False) -> Candidate:
     """The evidence gathered so far for ``doc_id``, new if none (``setdefault`` would build one per hit);
     ``unfiltered``: it is found by what a search without filters reads."""
     doc = docs.get(doc_id)
     if doc is None:
-        doc = docs[doc_id] = _Doc(doc_id)
+        doc = docs[doc_id] = Candidate(doc_id)
     doc.unfiltered = doc.unfiltered or unfiltered
     return doc
 
 
-def _add_hit(doc: _Doc, hit: _Hit) -> None:
+def add_hit(doc: Candidate, hit: SemanticHit) -> None:
     """Count a semantic hit for its document: boilerplate is remembered, the best (penalised) hit kept."""
     penalised = hit.score * (BOILERPLATE_PENALTY if hit.boilerplate else 1.0)
     if hit.boilerplate:
@@ -94,9 +94,9 @@ def _add_hit(doc: _Doc, hit: _Hit) -> None:
                                                                              hit.boilerplate)
 
 
-def _best_passages(ranked: Sequence[tuple[int, int, float]]) -> _Passages:
+def best_passages(ranked: Sequence[tuple[int, int, float]]) -> BestPassages:
     """Each document's best passages among ``ranked`` (passage id, document id, BM25; best first)."""
-    best: _Passages = {}
+    best: BestPassages = {}
     for passage_id, doc_id, score in ranked:
         kept = best.setdefault(doc_id, [])
         if len(kept) <= MORE_PASSAGES:
@@ -104,16 +104,17 @@ def _best_passages(ranked: Sequence[tuple[int, int, float]]) -> _Passages:
     return best
 
 
-def _passages(doc: _Doc, passages: list[tuple[int, float]]) -> None:
+def set_passages(doc: Candidate, passages: list[tuple[int, float]]) -> None:
+    """Give ``doc`` its best passages by BM25 (passage id, score; best first)."""
     (doc.lex_passage, doc.lex_score), doc.lex_more = passages[0], [p for p, _ in passages[1:]]
 
 
-def _boilerplate(copies: int, documents: int) -> bool:
+def is_boilerplate(copies: int, documents: int) -> bool:
     """Whether a sentence found in ``copies`` of the index's ``documents`` is boilerplate."""
     return copies >= BOILERPLATE_DOCS or (copies >= BOILERPLATE_MIN_DOCS and copies / documents >= BOILERPLATE_SHARE)
 
 
-def _ranked_by(mode: Mode, docs: list[_Doc]) -> list[_Doc]:
+def ranked_by(mode: Mode, docs: list[Candidate]) -> list[Candidate]:
     """The documents ``mode`` ranks: in semantic or lexical mode those that side found."""
     if mode is Mode.SEMANTIC:
         return [d for d in docs if d.sem_sentence is not None]
@@ -122,12 +123,12 @@ def _ranked_by(mode: Mode, docs: list[_Doc]) -> list[_Doc]:
     return docs
 
 
-def _ranking_bm25(doc: _Doc) -> float:
+def word_side_score(doc: Candidate) -> float:
     """What the word side ranks ``doc`` by: its best BM25, or in hybrid mode that counting related words."""
     return max(doc.lex_score if doc.lex_passage is not None else 0.0, doc.lex_related)
 
 
-def _semantic_score(doc: _Doc) -> float:
+def semantic_side_score(doc: Candidate) -> float:
     """What the semantic side ranks ``doc`` by: its meaning, or where that was not weighed its best hit (NaN: not
     found by meaning)."""
     if not math.isnan(doc.meaning):

@@ -12,7 +12,7 @@ import numpy as np
 
 from engine.search import meaning
 from engine.search import relevance as rel
-from engine.search.candidates import BOILERPLATE_PENALTY, _Doc, _ranked_by, _ranking_bm25, _semantic_score
+from engine.search.candidates import BOILERPLATE_PENALTY, Candidate, ranked_by, semantic_side_score, word_side_score
 from engine.search.results import Mode
 from engine.search.similarity import SentenceVectors
 from engine.store.database import Store
@@ -20,17 +20,19 @@ from engine.store.database import Store
 log = logging.getLogger(__name__)
 
 
-def _fuse(docs: dict[int, _Doc], mode: Mode, scale: rel.Scale, reference: list[_Doc] | None = None) -> list[_Doc]:
+def fuse(docs: dict[int, Candidate], mode: Mode, scale: rel.Scale, reference: list[Candidate] | None = None
+         ) -> list[Candidate]:
     """The documents in ranking order, each with its fused score; in semantic or lexical mode only the documents
     that side found, in that side's order. Every document's evidence is set, from all the query's evidence.
     ``reference``: the documents whose scores set the two sides' scales (None: ``docs`` themselves)."""
-    by_sem = sorted((d for d in docs.values() if not math.isnan(_semantic_score(d))), key=lambda d: -_semantic_score(d))
+    by_sem = sorted((d for d in docs.values() if not math.isnan(semantic_side_score(d))),
+                    key=lambda d: -semantic_side_score(d))
     by_lex = sorted((d for d in docs.values() if d.lex_passage is not None), key=lambda d: -d.lex_score)
     for rank, d in enumerate(by_sem, 1):
         d.sem_rank = rank
     for rank, d in enumerate(by_lex, 1):
         d.lex_rank = rank
-    pool = _ranked_by(mode, list(docs.values()))
+    pool = ranked_by(mode, list(docs.values()))
     # the reference's documents a filter leaves out are weighed too: the first of them may set the card scores
     outside = [d for d in reference if d.doc_id not in docs] if reference is not None else []
     everything = list(docs.values()) + outside
@@ -41,16 +43,16 @@ def _fuse(docs: dict[int, _Doc], mode: Mode, scale: rel.Scale, reference: list[_
         return []
     # ranked by the document's meaning (its best sentence boilerplate-penalised), judged by the best cosine
     # itself (the scale knows no penalty)
-    scales = _ranked_by(mode, reference) if reference is not None else pool
-    weighed = pool + _ranked_by(mode, outside)
-    fused = rel.fuse(_semantic_scores(weighed), _ranking_bm25s(weighed), rel.semantic_share(mode),
-                     (_semantic_scores(scales), _ranking_bm25s(scales)))
+    scales = ranked_by(mode, reference) if reference is not None else pool
+    weighed = pool + ranked_by(mode, outside)
+    fused = rel.fuse(_semantic_side_scores(weighed), _word_side_scores(weighed), rel.semantic_share(mode),
+                     (_semantic_side_scores(scales), _word_side_scores(scales)))
     for d, f in zip(weighed, fused.tolist()):
         d.fused = f
     return sorted(pool, key=lambda d: (-d.fused, d.doc_id))
 
 
-def _weigh_meaning(store: Store, vectors: SentenceVectors, docs: dict[int, _Doc], mode: Mode,
+def weigh_meaning(store: Store, vectors: SentenceVectors, docs: dict[int, Candidate], mode: Mode,
                    query_vectors: np.ndarray | None) -> None:
     """Set the meaning of the documents ``mode`` ranks by it: in hybrid mode every candidate, in semantic mode
     those found by meaning (engine.search.meaning)."""
@@ -67,19 +69,19 @@ def _weigh_meaning(store: Store, vectors: SentenceVectors, docs: dict[int, _Doc]
             d.meaning = max(best, d.sem_score) + meaning.CENTROID_WEIGHT * centroid
 
 
-def _cosines(docs: Sequence[_Doc]) -> np.ndarray:
+def _cosines(docs: Sequence[Candidate]) -> np.ndarray:
     """Each document's best cosine (NaN: not found by meaning)."""
     return np.array([d.sem_cosine if d.sem_sentence is not None else np.nan for d in docs])
 
 
-def _semantic_scores(docs: Sequence[_Doc]) -> np.ndarray:
-    return np.array([_semantic_score(d) for d in docs])
+def _semantic_side_scores(docs: Sequence[Candidate]) -> np.ndarray:
+    return np.array([semantic_side_score(d) for d in docs])
 
 
-def _bm25s(docs: Sequence[_Doc]) -> np.ndarray:
+def _bm25s(docs: Sequence[Candidate]) -> np.ndarray:
     """Each document's best BM25 (0: not found by its words)."""
     return np.array([d.lex_score if d.lex_passage is not None else 0.0 for d in docs])
 
 
-def _ranking_bm25s(docs: Sequence[_Doc]) -> np.ndarray:
-    return np.array([_ranking_bm25(d) for d in docs])
+def _word_side_scores(docs: Sequence[Candidate]) -> np.ndarray:
+    return np.array([word_side_score(d) for d in docs])

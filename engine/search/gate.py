@@ -10,8 +10,8 @@ from engine.embed.base import Embedder
 from engine.facets.space import FacetSpace
 from engine.search import alignment
 from engine.search import relevance as rel
-from engine.search.candidates import _Doc
-from engine.search.passages import Passages
+from engine.search.candidates import Candidate
+from engine.search.passages import PassageChooser
 from engine.search.results import Mode
 from engine.search.statistics import CollectionStatistics
 from engine.store.sentences import SentenceRow
@@ -19,15 +19,15 @@ from engine.store.sentences import SentenceRow
 log = logging.getLogger(__name__)
 
 
-class _Gate:
+class RelevanceGate:
     """The relevance gate of one index (``space``: the static model's word space, where the gate aligns words)."""
 
     def __init__(self, space: FacetSpace | None, embedder: Embedder | None, collection: CollectionStatistics | None,
-                 passages: Passages) -> None:
+                 passages: PassageChooser) -> None:
         self.space, self.embedder, self.collection, self.passages = space, embedder, collection, passages
 
-    def _judged(self, query: str, docs: dict[int, _Doc], mode: Mode, small_folder: bool, bar: float,
-                candidates: dict[int, list[SentenceRow]], card: _Doc | None) -> list[_Doc]:
+    def _deciding(self, query: str, docs: dict[int, Candidate], mode: Mode, small_folder: bool, bar: float,
+                candidates: dict[int, list[SentenceRow]], card: Candidate | None) -> list[Candidate]:
         """The documents the relevance gate answers a query by: the ALIGNED_DOCS with most evidence, each with its best
         candidate sentence's word alignment with the query, where the static model's word space is loaded and the
         gate has no better view of meaning (docs/decisions/0016-word-alignment-in-the-gate.md): in lexical mode, which
@@ -49,9 +49,9 @@ class _Gate:
             return list(docs.values())
         best = sorted(docs.values(), key=lambda d: (-d.evidence, d.doc_id))[: rel.ALIGNED_DOCS]
         aligned = best
-        if self.collection is None and _answered_anyway(best, mode, bar):
+        if self.collection is None and _clears_bar_unaligned(best, mode, bar):
             aligned = [d for d in best if d is card]
-        candidates.update(self.passages._candidates([d for d in aligned if d.doc_id not in candidates]))
+        candidates.update(self.passages.candidate_sentences([d for d in aligned if d.doc_id not in candidates]))
         rows = [row for d in aligned for row in candidates[d.doc_id]]
         scores = alignment.alignment_f(space, query, [row.text for row in rows]).tolist()
         at = 0
@@ -62,7 +62,7 @@ class _Gate:
         return best
 
 
-def _answered_anyway(docs: Sequence[_Doc], mode: Mode, bar: float) -> bool:
+def _clears_bar_unaligned(docs: Sequence[Candidate], mode: Mode, bar: float) -> bool:
     """Whether one of ``docs`` clears ``bar`` on its evidence however badly its best sentence's words align with the
     query (alignment 0): the gate then answers whatever any document's alignment is."""
     return any(rel.gated(d.evidence, 0.0, mode) >= bar for d in docs)

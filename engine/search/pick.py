@@ -7,25 +7,25 @@ import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from engine.search.candidates import _Doc
-from engine.search.passages import _Evidence
+from engine.search.candidates import Candidate
+from engine.search.passages import ChosenPassage
 
 log = logging.getLogger(__name__)
 
-# Documents weighed in the second round, after the first k (:func:`_rounds`): in place of those that turn out weak or
+# Documents weighed in the second round, after the first k (:func:`rounds`): in place of those that turn out weak or
 # duplicates.
 SECOND_ROUND = 5
 
 
 @dataclass(frozen=True)
-class _Picked:
+class Picked:
     """The documents weighed and kept, copies folded (``picked``), and how many of them are strong."""
 
-    picked: list[_Evidence]
+    picked: list[ChosenPassage]
     strong: int
 
 
-def _rounds(ranked: list[_Doc], k: int) -> Iterator[list[_Doc]]:
+def rounds(ranked: list[Candidate], k: int) -> Iterator[list[Candidate]]:
     """The ranking in the parts that are weighed one after another, each only if the ones before did not give k
     results: the first k, SECOND_ROUND more, then the rest. Most queries find their k results among the first few
     documents (on the Wikipedia benchmark's queries, 10 results took 10 documents at the median and at most 13 in
@@ -38,11 +38,11 @@ def _rounds(ranked: list[_Doc], k: int) -> Iterator[list[_Doc]]:
         yield ranked[k + SECOND_ROUND :]
 
 
-def _pick(weighed: Iterable[_Evidence], k: int, include_weak: bool) -> _Picked:
+def pick_shown(weighed: Iterable[ChosenPassage], k: int, include_weak: bool) -> Picked:
     """The weighed documents kept, in order, until ``k`` of them are strong (with ``include_weak``, all of them); a
     document with the content of one kept is listed as that one's copy."""
-    picked: list[_Evidence] = []
-    seen_hashes: dict[str | None, _Evidence] = {}
+    picked: list[ChosenPassage] = []
+    seen_hashes: dict[str | None, ChosenPassage] = {}
     strong = 0
     for evidence in weighed:
         record = evidence.record
@@ -54,4 +54,4 @@ def _pick(weighed: Iterable[_Evidence], k: int, include_weak: bool) -> _Picked:
         strong += not evidence.weak
         if len(picked) >= k and not include_weak and strong >= k:
             break
-    return _Picked(picked, strong)
+    return Picked(picked, strong)

@@ -13,9 +13,9 @@ from engine.facets.space import FacetSpace
 from engine.search import relevance as rel
 from engine.search.annotate import annotate
 from engine.search.calibration import Calibration
-from engine.search.candidates import _ranking_bm25, _semantic_score
-from engine.search.passages import _Evidence
-from engine.search.query import _Query
+from engine.search.candidates import semantic_side_score, word_side_score
+from engine.search.passages import ChosenPassage
+from engine.search.query import Query
 from engine.search.results import Explanation, Highlight, MatchedTerm, Mode, SearchResult
 from engine.store.database import Store
 from engine.store.sentences import SentenceRow
@@ -27,45 +27,45 @@ log = logging.getLogger(__name__)
 CONTEXT_RADIUS = 2
 
 
-def _result(evidence: _Evidence, asked: _Query, card: tuple[float, float] | None,
+def result(evidence: ChosenPassage, query: Query, card: tuple[float, float] | None,
             calibration: Calibration | None) -> SearchResult:
     """The result for one document (context left empty: :func:`explain` adds it). Its score is the ranking's
     fused score scaled so that the ranking's first document shows its relevance (0-100); ``card``: that
     document's evidence as the gate weighed it, and its fused score."""
     doc, record, best, similarity = evidence.doc, evidence.record, evidence.best, evidence.similarity
-    written = _written(evidence.holding, evidence.matched, asked)
+    written = _written_forms(evidence.holding, evidence.matched, query)
     percentile = calibration.percentile(similarity) if calibration and similarity is not None else None
     explanation = Explanation(
         cosine=similarity,
         cosine_percentile=percentile,
         bm25=doc.lex_score if doc.lex_passage is not None else None,
         matched_terms=tuple(
-            MatchedTerm(t.word, s, round(asked.idf.get(s, 0.0), 4), written.get(s)) for s, t in asked.stems.items()
+            MatchedTerm(t.word, s, round(query.idf.get(s, 0.0), 4), written.get(s)) for s, t in query.stems.items()
             if s in evidence.matched
         ),
         term_coverage=round(evidence.coverage, 4),
         semantic_rank=doc.sem_rank,
         lexical_rank=doc.lex_rank,
         fusion=(f"score fusion ({rel.SEMANTIC_SHARE:.0%} meaning, {1 - rel.SEMANTIC_SHARE:.0%} words)"
-                if asked.mode is Mode.HYBRID else asked.mode.value),
+                if query.mode is Mode.HYBRID else query.mode.value),
         # "semantic" and "words": the document's scores on the two sides, which a collection's merge of its
         # shards' rankings fuses again (engine.cluster.search); "words" counts related words (hybrid mode)
         contributions={"fused": round(doc.fused, 6), "evidence": round(doc.evidence, 4),
                        **({} if doc.alignment is None else {"alignment": round(doc.alignment, 4)}),
-                       **({} if math.isnan(semantic := _semantic_score(doc)) else {"semantic": semantic}),
-                       **({"words": _ranking_bm25(doc)} if doc.lex_related else {})},
+                       **({} if math.isnan(semantic := semantic_side_score(doc)) else {"semantic": semantic}),
+                       **({"words": word_side_score(doc)} if doc.lex_related else {})},
         boilerplate=doc.boilerplate,
     )
     score = 0.0
     if card is not None and card[1] > 0:
         # at least 0: a filtered search's deeper documents may fall below the scales the fusion keeps (0011)
-        score = max(0.0, rel.relevance(card[0], asked.bar) * doc.fused / card[1])
+        score = max(0.0, rel.relevance(card[0], query.bar) * doc.fused / card[1])
     return SearchResult(
         path=record.path, title=record.title or "", score=round(float(score), 1),
         similarity=None if similarity is None else round(float(similarity), 4),
         sentence=best.text, start=best.start, end=best.end, page=best.page, ordinal=best.ordinal,
         context_before=(), context_after=(),
-        highlights=tuple(Highlight(a, b, s, 1.0) for a, b, s in T.matches(best.text, asked.stem_set)),
+        highlights=tuple(Highlight(a, b, s, 1.0) for a, b, s in T.matches(best.text, query.stem_set)),
         explanation=explanation,
         weak=evidence.weak,
         duplicates=tuple(evidence.duplicates),
@@ -73,7 +73,7 @@ def _result(evidence: _Evidence, asked: _Query, card: tuple[float, float] | None
     )
 
 
-def _monotonic(results: list[SearchResult]) -> list[SearchResult]:
+def monotonic(results: list[SearchResult]) -> list[SearchResult]:
     """Scores that never rise down the list: a re-ranking after fusion (facets) may move a document above one with
     a higher fused score, and the number on each card must agree with the order the cards are in."""
     out: list[SearchResult] = []
@@ -84,7 +84,7 @@ def _monotonic(results: list[SearchResult]) -> list[SearchResult]:
     return out
 
 
-def _written(texts: list[str], stems: set[str], asked: _Query) -> dict[str, str]:
+def _written_forms(texts: list[str], stems: set[str], query: Query) -> dict[str, str]:
     """For each of the query's ``stems`` that ``texts`` hold only through another word of the stem, the first such word
     as written: an explanation that says the document holds "medication" where it holds "Medical" is untrue."""
     joined = "\n".join(texts)
@@ -92,13 +92,13 @@ def _written(texts: list[str], stems: set[str], asked: _Query) -> dict[str, str]
     same = len(lowered) == len(joined)  # lowercasing a few letters changes the length: then named in lower case
     out: dict[str, str] = {}
     for s in stems:
-        if _word_at(lowered, asked.folded[s]) is not None:
+        if _word_at(lowered, query.folded[s]) is not None:
             continue  # held as typed, as most are
         # a word of the stem begins with it, but for the letter the stemmer rewrites ("stori" of "story")
         for at, end in _words_from(lowered, s[: max(1, len(s) - 1)]):
             if T.stem(lowered[at:end]) == s:
                 form = (joined if same else lowered)[at:end]
-                if T.fold(form) != asked.folded[s]:  # not "café" for a typed "cafe": the same word to the index
+                if T.fold(form) != query.folded[s]:  # not "café" for a typed "cafe": the same word to the index
                     out[s] = form
                 break
     return out
@@ -141,7 +141,7 @@ def _with_context(store: Store, result: SearchResult, row: SentenceRow) -> Searc
     )
 
 
-def _missing(store: Store, query: str, stems: dict[str, T.Term], df: dict[str, int]) -> tuple[str, ...]:
+def missing_words(store: Store, query: str, stems: dict[str, T.Term], df: dict[str, int]) -> tuple[str, ...]:
     """The query's words no passage holds, and its quoted phrases whose words are all there but never in that
     order."""
     missing = tuple(term.word for stem, term in stems.items() if not df.get(stem, 0))
@@ -156,7 +156,7 @@ def _absent_phrase(store: Store, phrase: str, df: dict[str, int]) -> bool:
     return match is not None and not store.bm25(match, 1)
 
 
-def _cut(mode: Mode, vectors: VectorIndex | None, df: dict[str, int], depth: int) -> bool:
+def ranking_cut(mode: Mode, vectors: VectorIndex | None, df: dict[str, int], depth: int) -> bool:
     """Whether a ranking that ``mode`` shows may have stopped at its ``depth`` before every document that
     qualifies: the graph holds more sentences than it returns, or the query's words are in more passages than
     are scored (their document frequencies summed, an upper bound of the passages that hold any)."""

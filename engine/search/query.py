@@ -1,5 +1,5 @@
 """A query as the searcher takes it: the checks it must pass, its words by stem, what its words and vectors are
-worth on the index, and the record every later stage weighs documents against (:class:`_Query`)."""
+worth on the index, and the record every later stage weighs documents against (:class:`Query`)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def query_stems(query: str) -> tuple[list[str], list[T.Term], dict[str, T.Term]]
     return phrases, words, stems
 
 
-def _stop_words_note(words: tuple[str, ...], query: str) -> str:
+def stop_words_note(words: tuple[str, ...], query: str) -> str:
     """Why a query of stop words alone finds nothing relevant, and what to do: add a word, or quote the phrase."""
     if len(words) == 1:
         return f"“{words[0]}” is a word too common to search by: add a word that says what you are looking for"
@@ -57,14 +57,14 @@ def _stop_words_note(words: tuple[str, ...], query: str) -> str:
             f"phrase in quotes (\"{query}\") to find it as written")
 
 
-def _idf(passages: int, stems: dict[str, T.Term], df: dict[str, int]) -> dict[str, float]:
+def word_idf(passages: int, stems: dict[str, T.Term], df: dict[str, int]) -> dict[str, float]:
     """Each stem's IDF among ``passages``: the scorer's own, so that a BM25 score can be weighed against what the
     query's words could score."""
     n = max(1, passages)
     return {s: bm25_idf(n, df.get(s, 0)) for s in stems}
 
 
-def _scale(calibration: Calibration | None, null_sample: np.ndarray | None, query_vectors: np.ndarray | None,
+def query_scale(calibration: Calibration | None, null_sample: np.ndarray | None, query_vectors: np.ndarray | None,
            idf: dict[str, float]) -> rel.Scale:
     """What a cosine and a BM25 score are worth for this query (engine.search.relevance.Scale).
 
@@ -83,7 +83,7 @@ def _scale(calibration: Calibration | None, null_sample: np.ndarray | None, quer
 
 
 @dataclass(frozen=True)
-class _Query:
+class Query:
     """What weighing a document needs to know of the query: its mode, vectors, terms (stem -> term) and their IDF,
     its relevance scale, whether it was answered and the bar it was judged by."""
 
@@ -98,9 +98,10 @@ class _Query:
 
     @functools.cached_property
     def stem_set(self) -> frozenset[str]:
+        """The query's stems, which highlights and candidate sentences are matched against."""
         return frozenset(self.stems)
 
     @functools.cached_property
     def folded(self) -> dict[str, str]:
-        """Each query word folded as the index folds words, by its stem (:func:`_word_mass`)."""
+        """Each query word folded as the index folds words, by its stem (:func:`_query_word_mass`)."""
         return {s: T.fold(t.word) for s, t in self.stems.items()}

@@ -1,6 +1,6 @@
 """Both sides of a query's ranking: the semantic side (the query embedded, its nearest sentences in the graph) and
 the lexical side (BM25 over passages from the word index, or FTS5 for quoted phrases), with the words related to
-the query's weighed on a word thread; each document found becomes a :class:`engine.search.candidates._Doc`."""
+the query's weighed on a word thread; each document found becomes a :class:`engine.search.candidates.Candidate`."""
 
 from __future__ import annotations
 
@@ -19,14 +19,14 @@ from engine.facets.space import FacetSpace
 from engine.search import related
 from engine.search.candidates import (
     BOILERPLATE_DOCS,
-    _add_hit,
-    _best_passages,
-    _boilerplate,
-    _Doc,
-    _doc,
-    _Hit,
-    _Passages,
-    _passages,
+    BestPassages,
+    Candidate,
+    SemanticHit,
+    add_hit,
+    best_passages,
+    candidate,
+    is_boilerplate,
+    set_passages,
 )
 from engine.search.query import MAX_QUERY_SENTENCES, query_stems
 from engine.search.results import Mode
@@ -56,7 +56,7 @@ WORD_RANKERS = 4
 
 
 @dataclass(frozen=True)
-class _Words:
+class WordMatches:
     """The word side of one query: its terms by stem, their document frequencies, each matching document's best
     passages by BM25 (passage id, score; the best and up to MORE_PASSAGES more, best first) among the CANDIDATES a
     search without filters reads (``near``) and deeper (``deeper``), every passage ranked (passage id, document id,
@@ -65,8 +65,8 @@ class _Words:
 
     stems: dict[str, T.Term]
     df: dict[str, int]
-    near: _Passages
-    deeper: _Passages
+    near: BestPassages
+    deeper: BestPassages
     ranked: list[tuple[int, int, float]]
     related: dict[str, float]
     postings: Postings | None
@@ -77,9 +77,9 @@ class Retrieved:
     """What both sides found for one query: each document's evidence so far (by id), the query's vectors (None: no
     semantic side), the word side's findings, and how deep each side read."""
 
-    docs: dict[int, _Doc]
+    docs: dict[int, Candidate]
     vectors: np.ndarray | None
-    words: _Words
+    words: WordMatches
     depth: int
 
 
@@ -92,9 +92,9 @@ class Retriever:
         self.store, self.vectors, self.embedder, self.facets, self.collection = (store, vectors, embedder, facets,
                                                                                  collection)
 
-    def _rank(self, query: str, mode: Mode, notes: list[str], filtered: bool) -> Retrieved:
+    def retrieve(self, query: str, mode: Mode, notes: list[str], filtered: bool) -> Retrieved:
         """Each document's semantic and lexical evidence, the query's vectors, and what the word side found (its
-        terms, their document frequencies, the related words still to weigh: :meth:`_weigh_related`), from the
+        terms, their document frequencies, the related words still to weigh: :meth:`weigh_related`), from the
         best sentences and passages of each side (``filtered``: FILTERED_CANDIDATES of each, else CANDIDATES).
 
         Semantic mode ranks by meaning alone but ranks the words too: whether the collection answers the query at all
@@ -103,27 +103,28 @@ class Retriever:
         in code that releases the GIL (hnswlib, numpy, SQLite), so a query takes about as long as the slower side.
         """
         depth = FILTERED_CANDIDATES if filtered else CANDIDATES
-        docs: dict[int, _Doc] = {}
+        docs: dict[int, Candidate] = {}
         expand = mode is Mode.HYBRID
-        words = _word_ranker().submit(self._lexical, query, depth, expand) if mode is not Mode.LEXICAL else None
-        deeper: list[_Hit] = []
-        with _joined(words):
-            query_vectors = self._semantic(query, docs, notes, depth, deeper) if mode is not Mode.LEXICAL else None
-        found = words.result() if words is not None else self._lexical(query, depth, expand)
+        words = word_thread().submit(self._rank_words, query, depth, expand) if mode is not Mode.LEXICAL else None
+        deeper: list[SemanticHit] = []
+        with running_beside(words):
+            semantic = mode is not Mode.LEXICAL
+            query_vectors = self._nearest_sentences(query, docs, notes, depth, deeper) if semantic else None
+        found = words.result() if words is not None else self._rank_words(query, depth, expand)
         for doc_id, passages in found.near.items():
-            _passages(_doc(docs, doc_id, unfiltered=True), passages)
+            set_passages(candidate(docs, doc_id, unfiltered=True), passages)
         # what only a filtered search's deeper read found counts for the documents a search without filters does not
         # find; those it finds keep what it sees of them (docs/decisions/0011-filtered-search-depth.md)
         for hit in deeper:
             if hit.doc_id not in docs or not docs[hit.doc_id].unfiltered:
-                _add_hit(_doc(docs, hit.doc_id), hit)
+                add_hit(candidate(docs, hit.doc_id), hit)
         for doc_id, passages in found.deeper.items():
             if doc_id not in docs or not docs[doc_id].unfiltered:
-                _passages(_doc(docs, doc_id), passages)
+                set_passages(candidate(docs, doc_id), passages)
         return Retrieved(docs, query_vectors, found, depth)
 
-    def _semantic(self, query: str, docs: dict[int, _Doc], notes: list[str], depth: int, deeper: list[_Hit]
-                  ) -> np.ndarray | None:
+    def _nearest_sentences(self, query: str, docs: dict[int, Candidate], notes: list[str], depth: int,
+                           deeper: list[SemanticHit]) -> np.ndarray | None:
         """The query's vectors; the documents of the best ``depth`` sentences gain their best hit, those a search
         without filters reads (``CANDIDATES`` per query sentence) in ``docs``, the rest appended to ``deeper``."""
         if self.embedder is None or self.vectors is None or self.vectors.live_count == 0:
@@ -151,31 +152,31 @@ class Retriever:
             if sid not in keys:
                 continue  # deleted since the graph was saved
             doc_id, copies = keys[sid]
-            hit = _Hit(sid, doc_id, near.get(sid, sim), _boilerplate(copies, documents))
+            hit = SemanticHit(sid, doc_id, near.get(sid, sim), is_boilerplate(copies, documents))
             if sid in near:
-                _add_hit(_doc(docs, doc_id, unfiltered=True), hit)
+                add_hit(candidate(docs, doc_id, unfiltered=True), hit)
             else:
                 deeper.append(hit)
         return vectors  # the best sentences' rows are read for the documents weighed (engine.search.passages)
 
-    def _lexical(self, query: str, depth: int, expand: bool = False) -> _Words:
+    def _rank_words(self, query: str, depth: int, expand: bool = False) -> WordMatches:
         """The query's words ranked: among the CANDIDATES best passages, which a search without filters reads, and
         among the rest of the ``depth`` best; with ``expand``, the documents' BM25 counting related words too."""
         phrases, words, stems = query_stems(query)
-        ranked = sorted(self._bm25(phrases, words, depth), key=lambda r: (-r[2], r[0]))
+        ranked = sorted(self._passages_by_bm25(phrases, words, depth), key=lambda r: (-r[2], r[0]))
         if self.collection is not None:
             known = self.collection.words.frequencies
             df = {s: known[s] for s in stems if known.get(s)}
         else:
             df = self.store.term_document_frequencies(list(stems))
-        near, deeper = _best_passages(ranked[:CANDIDATES]), _best_passages(ranked[CANDIDATES:])
+        near, deeper = best_passages(ranked[:CANDIDATES]), best_passages(ranked[CANDIDATES:])
         space = self.facets if expand and words and self.store.word_index_ready() else None
         near_words = related.related_words(space, words, df) if space else {}
-        # read here, beside the graph search, and scored once the documents are known (:meth:`_weigh_related`)
+        # read here, beside the graph search, and scored once the documents are known (:meth:`weigh_related`)
         postings = self.store.word_postings(list(near_words)) if near_words else None
-        return _Words(stems, df, near, deeper, ranked, near_words, postings)
+        return WordMatches(stems, df, near, deeper, ranked, near_words, postings)
 
-    def _weigh_related(self, docs: dict[int, _Doc], found: _Words) -> None:
+    def weigh_related(self, docs: dict[int, Candidate], found: WordMatches) -> None:
         """Set each document's BM25 counting the words related to the query's (engine.search.related): its best
         passage's, each passage scoring for the query's words what the ranking of them read (those a search without
         filters reads, for the documents it finds: decision 0011) and for the related words what it holds. Only the
@@ -199,7 +200,7 @@ class Retriever:
             if d is not None and passage_id in related_of and (i < CANDIDATES or not d.unfiltered):
                 d.lex_related = max(d.lex_related, own + related_of[passage_id])
 
-    def _bm25(self, phrases: list[str], words: list[T.Term], depth: int) -> list[tuple[int, int, float]]:
+    def _passages_by_bm25(self, phrases: list[str], words: list[T.Term], depth: int) -> list[tuple[int, int, float]]:
         """The ``depth`` best passages by BM25 for the quoted ``phrases`` and other ``words`` of a query, OR-ed.
 
         Words are scored from the word index (engine.store.bm25) by FTS5's formula, in every passage they are in;
@@ -211,17 +212,17 @@ class Retriever:
         if not self.store.word_index_ready():
             match = T.fts_expression(phrases, words)
             assert match is not None  # there are phrases or words
-            return self.store.bm25(match, depth, parts=self._parts(phrases, words))
+            return self.store.bm25(match, depth, parts=self._scan_parts(phrases, words))
         added = None
         if phrases:
             match = T.fts_expression(phrases, [])
             assert match is not None  # there are phrases
-            rows = self.store.bm25(match, None, parts=self._parts(phrases, []))
+            rows = self.store.bm25(match, None, parts=self._scan_parts(phrases, []))
             added = (np.array([r[0] for r in rows], dtype=np.int64), np.array([r[2] for r in rows]))
         return self.store.word_bm25([t.stem for t in words], depth, added,
                                     self.collection.words if self.collection else None)
 
-    def _parts(self, phrases: list[str], words: list[T.Term]) -> int:
+    def _scan_parts(self, phrases: list[str], words: list[T.Term]) -> int:
         """How many parts an FTS5 scan of ``phrases`` and ``words`` is split into: it scores at most every passage
         of each word and of each phrase's rarest word."""
         df = self.store.term_document_frequencies([t.stem for p in phrases for t in T.query_terms(p)] +
@@ -232,14 +233,14 @@ class Retriever:
 
 
 @functools.cache
-def _word_ranker() -> ThreadPoolExecutor:
-    """Threads that rank a hybrid query's words (:meth:`Retriever._rank`) and weigh its related words, shared by
+def word_thread() -> ThreadPoolExecutor:
+    """Threads that rank a hybrid query's words (:meth:`Retriever.retrieve`) and weigh its related words, shared by
     every searcher of the process."""
     return ThreadPoolExecutor(WORD_RANKERS, thread_name_prefix="quire-words")
 
 
 @contextlib.contextmanager
-def _joined(beside: Future[Any] | None) -> Iterator[None]:
+def running_beside(beside: Future[Any] | None) -> Iterator[None]:
     """Run the block while ``beside`` runs on a word thread, and wait for it however the block ends: it reads the
     searcher's connection, which the caller may close once the search is over. Its error is raised after the
     block's own work, never in place of the block's error."""

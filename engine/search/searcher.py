@@ -21,11 +21,11 @@ from engine.heap import freeze_long_lived, keep_freed_memory
 from engine.search import fusion, gate, pick, present, spelling
 from engine.search import relevance as rel
 from engine.search.calibration import MIN_SENTENCES, Calibration
-from engine.search.candidates import _Doc, _ranked_by
-from engine.search.passages import Passages
-from engine.search.query import _idf, _Query, _scale, _stop_words_note, checked
+from engine.search.candidates import Candidate, ranked_by
+from engine.search.passages import PassageChooser
+from engine.search.query import Query, checked, query_scale, stop_words_note, word_idf
 from engine.search.results import Mode, SearchResponse
-from engine.search.retrieve import Retrieved, Retriever, _joined, _word_ranker
+from engine.search.retrieve import Retrieved, Retriever, running_beside, word_thread
 from engine.search.similarity import SentenceVectors
 from engine.search.statistics import CollectionStatistics
 from engine.store.database import Store
@@ -61,8 +61,8 @@ class Searcher:
         self.collection = collection
         self.retriever = Retriever(store, vectors, embedder, facets, collection)
         self.sentence_vectors = SentenceVectors(store, vectors, embedder)
-        self.passages = Passages(store, self.sentence_vectors)
-        self.gate = gate._Gate(facets, embedder, collection, self.passages)
+        self.passages = PassageChooser(store, self.sentence_vectors)
+        self.gate = gate.RelevanceGate(facets, embedder, collection, self.passages)
 
     def _sentences(self) -> int:
         return self.collection.sentences if self.collection else self.store.sentence_count()
@@ -86,64 +86,65 @@ class Searcher:
         notes: list[str] = []
         # the ranking's products are small: on one BLAS thread (engine/blas.py); explanations keep every thread
         with one_blas_thread():
-            found = self.retriever._rank(query, mode, notes, bool(within))
+            found = self.retriever.retrieve(query, mode, notes, bool(within))
             docs, ranked, reference, scale, idf = self._fused(query, mode, found, notes, exclude, within)
             stems = found.words.stems
             small = self._sentences() < MIN_SENTENCES
             bar = rel.bar(mode, small_folder=small)
             candidates: dict[int, list[SentenceRow]] = {}
             top = ranked[0] if ranked else None  # the first result; a filtered search's cards are set below
-            judged = self.gate._judged(query, docs, mode, small, bar, candidates, None if within else top)
+            judged = self.gate._deciding(query, docs, mode, small, bar, candidates, None if within else top)
             answered = any(rel.gated(d.evidence, d.alignment, mode) >= bar for d in judged)
             # a small folder's lower bar is for its best document, the best of few chances; the others are weighed as
             # anywhere (docs/decisions/0003-a-prior-for-small-folders.md)
             floor = rel.WEAK_SHARE * rel.bar(mode, small_folder=False)
-            asked = _Query(mode, found.vectors, stems, idf, scale, answered, bar, floor)
+            record = Query(mode, found.vectors, stems, idf, scale, answered, bar, floor)
             beside = judged  # those the gate weighed with the first result
             if reference is not None and top is not None:
                 # each card reads what it reads without the filters: the first result without them sets the numbers
                 # (decision 0002, "Card score"), its word alignment weighed where the gate weighs it there
-                top = max([top, *_ranked_by(mode, reference)], key=lambda d: (d.fused, -d.doc_id))
-                beside = self.gate._judged(query, {d.doc_id: d for d in reference}, mode, small, bar, candidates, top)
+                top = max([top, *ranked_by(mode, reference)], key=lambda d: (d.fused, -d.doc_id))
+                beside = self.gate._deciding(query, {d.doc_id: d for d in reference}, mode, small, bar, candidates, top)
             # (what the gate weighed of the first result, its fused score): the scale of every card
             card = None if top is None else (
                 rel.gated(top.evidence, top.alignment if any(d is top for d in beside) else None, mode), top.fused)
             found_count = len(ranked) if include_weak else sum(d.evidence >= floor for d in ranked) if answered else 0
             ranked = ranked[: 3 * k + 10]
             if facet_rerank.enabled(rerank_facets):
-                candidates.update(self.passages._candidates([d for d in ranked if d.doc_id not in candidates]))
+                candidates.update(self.passages.candidate_sentences([d for d in ranked if d.doc_id not in candidates]))
                 order = facet_rerank.rerank(self.store, query, [candidates[d.doc_id] for d in ranked], self.facets)
                 ranked = [ranked[i] for i in order]
             # lazily: the next part of the ranking is weighed only if the ones before did not give k results
-            weighed = (e for part in pick._rounds(ranked, k) for e in self.passages._weigh(part, asked, candidates))
-            kept = pick._pick(weighed, k, include_weak)
+            weighed = (e for part in pick.rounds(ranked, k) for e in self.passages.choose(part, record, candidates))
+            kept = pick.pick_shown(weighed, k, include_weak)
             picked, strong = kept.picked, kept.strong
             # most documents weighed here are weak and never shown: only the shown ones are made into results
             shown = picked[:k] if include_weak else [e for e in picked if not e.weak][:k]
-            results = present._monotonic([present._result(e, asked, card, self.calibration) for e in shown])
+            results = present.monotonic([present.result(e, record, card, self.calibration) for e in shown])
         if explain:
             results = present.explain(self.store, self.facets, query, results, [e.best for e in shown])
         df = found.words.df
-        missing = present._missing(self.store, query, stems, df)
+        missing = present.missing_words(self.store, query, stems, df)
         language = self.facets.tokenizer if self.facets else None  # a word of the language is not a typo (0010)
         return SearchResponse(
             query=query, mode=mode, method=self.embedder.name if self.embedder else "", results=tuple(results),
             nothing_relevant=not strong, weak_hidden=0 if include_weak else len(picked) - strong,
             seconds=time.perf_counter() - started, notes=tuple(notes),
             missing=missing, found=max(found_count, len(results)),
-            found_at_least=present._cut(mode, self.vectors, df, found.depth),
+            found_at_least=present.ranking_cut(mode, self.vectors, df, found.depth),
             did_you_mean=spelling.did_you_mean(self.store, query, missing, language) if missing else None,
         )
 
     def _fused(self, query: str, mode: Mode, found: Retrieved, notes: list[str], exclude: Collection[str],
-               within: Filters) -> tuple[dict[int, _Doc], list[_Doc], list[_Doc] | None, rel.Scale, dict[str, float]]:
+               within: Filters
+               ) -> tuple[dict[int, Candidate], list[Candidate], list[Candidate] | None, rel.Scale, dict[str, float]]:
         """The documents found that ``exclude`` and ``within`` let through, their ranking, the documents a search
         without filters reads (None: no filters), the query's scale and its words' IDF."""
         docs, words = found.docs, found.words
         # the related words' BM25 is weighed on a word thread while this one weighs meaning: each sets its own
         # score of the documents, mostly in numpy and SQLite, which release the GIL
-        relating = _word_ranker().submit(self.retriever._weigh_related, dict(docs), words) if words.related else None
-        with _joined(relating):
+        relating = word_thread().submit(self.retriever.weigh_related, dict(docs), words) if words.related else None
+        with running_beside(relating):
             for path in exclude:
                 record = self.store.document(path)
                 if record is not None:
@@ -156,19 +157,19 @@ class Searcher:
                 if not allowed:
                     notes.append(NOTHING_PASSES)
             passages = self.collection.words.passages if self.collection else self.store.passage_count()
-            idf = _idf(passages, words.stems, words.df)
+            idf = word_idf(passages, words.stems, words.df)
             # stop words alone make no lexical case: in every passage, "the" held its query's every key word
             # (docs/decisions/0017-stop-words-alone.md); a quoted phrase of them does
             stop_words = T.stop_words_only(query)
             if stop_words:
-                notes.append(_stop_words_note(stop_words, query))
-            scale = _scale(self.calibration, self.null_sample, found.vectors, {} if stop_words else idf)
+                notes.append(stop_words_note(stop_words, query))
+            scale = query_scale(self.calibration, self.null_sample, found.vectors, {} if stop_words else idf)
             if reference is None:
-                fusion._weigh_meaning(self.store, self.sentence_vectors, docs, mode, found.vectors)
+                fusion.weigh_meaning(self.store, self.sentence_vectors, docs, mode, found.vectors)
             else:  # apart: a document's share of the sentences scored depends on how many are weighed with it
-                fusion._weigh_meaning(self.store, self.sentence_vectors, {d.doc_id: d for d in reference}, mode,
+                fusion.weigh_meaning(self.store, self.sentence_vectors, {d.doc_id: d for d in reference}, mode,
                                       found.vectors)
-                fusion._weigh_meaning(self.store, self.sentence_vectors,
+                fusion.weigh_meaning(self.store, self.sentence_vectors,
                                       {i: d for i, d in docs.items() if not d.unfiltered}, mode, found.vectors)
-        ranked = fusion._fuse(docs, mode, scale, reference)
+        ranked = fusion.fuse(docs, mode, scale, reference)
         return docs, ranked, reference, scale, idf

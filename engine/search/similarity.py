@@ -29,8 +29,8 @@ class SentenceVectors:
             return ids, vectors
         if self.graph is not None:
             ids, vectors = self.graph.vectors(sentence_ids)
-        asked = np.asarray(sentence_ids, dtype=np.int64)
-        missing = asked[:0] if ids.size == asked.size else np.setdiff1d(asked, ids)  # all found: the common case
+        wanted = np.asarray(sentence_ids, dtype=np.int64)
+        missing = wanted[:0] if ids.size == wanted.size else np.setdiff1d(wanted, ids)  # all found: the common case
         if missing.size:
             more_ids, more = self.store.vectors(self.embedder.name, missing.tolist())
             if more_ids.size:
