@@ -52,8 +52,6 @@ class Candidate:
     lex_rank: int | None = None
     fused: float = 0.0  # the ranking score: the two sides' normalised scores combined (engine.search.relevance)
     evidence: float = 0.0  # on the relevance scale, the same for every query and index
-    # its best sentence's word alignment with the query (F, engine.search.alignment); None: not weighed by the gate
-    alignment: float | None = None
     # found within the CANDIDATES a search without filters reads: a filtered search normalises over these, so that
     # a filter leaves the order of what it lets through as it was (docs/decisions/0011-filtered-search-depth.md)
     unfiltered: bool = False
@@ -114,13 +112,13 @@ def is_boilerplate(copies: int, documents: int) -> bool:
     return copies >= BOILERPLATE_DOCS or (copies >= BOILERPLATE_MIN_DOCS and copies / documents >= BOILERPLATE_SHARE)
 
 
-def ranked_by(mode: Mode, docs: list[Candidate]) -> list[Candidate]:
+def ranked_by(mode: Mode, docs: Sequence[Candidate]) -> list[Candidate]:
     """The documents ``mode`` ranks: in semantic or lexical mode those that side found."""
     if mode is Mode.SEMANTIC:
         return [d for d in docs if d.sem_sentence is not None]
     if mode is Mode.LEXICAL:
         return [d for d in docs if d.lex_passage is not None]
-    return docs
+    return list(docs)
 
 
 def word_side_score(doc: Candidate) -> float:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -20,7 +21,25 @@ from engine.store.database import Store
 log = logging.getLogger(__name__)
 
 
-def fuse(docs: dict[int, Candidate], mode: Mode, scale: rel.Scale, reference: list[Candidate] | None = None
+@dataclass(frozen=True)
+class Ranking:
+    """A query's documents in ranking order (``ranked``), every candidate the filters let through by id (``docs``,
+    ranked or not: semantic and lexical mode rank only what their side found), and in a filtered search the
+    documents a search without filters reads (``reference``; None: no filters). Only the first ``depth`` documents
+    may be shown (:attr:`head`); the others count towards how many qualify."""
+
+    ranked: tuple[Candidate, ...]
+    docs: Mapping[int, Candidate]
+    reference: tuple[Candidate, ...] | None
+    depth: int
+
+    @property
+    def head(self) -> tuple[Candidate, ...]:
+        """The documents that may be shown."""
+        return self.ranked[: self.depth]
+
+
+def fuse(docs: Mapping[int, Candidate], mode: Mode, scale: rel.Scale, reference: Sequence[Candidate] | None = None
          ) -> list[Candidate]:
     """The documents in ranking order, each with its fused score; in semantic or lexical mode only the documents
     that side found, in that side's order. Every document's evidence is set, from all the query's evidence.

@@ -9,7 +9,7 @@ import logging
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -36,20 +36,34 @@ _ASCII_WORD = re.compile(r"[^\W_]+")
 TABLE_KIND = "table"
 
 
-@dataclass
+@dataclass(frozen=True)
 class ChosenPassage:
-    """One document's best sentence and whether it is strong enough to show; ``duplicates`` are the paths of files
-    with the same content."""
+    """One document's shown sentence (``best``) and its cosine with the query (None: not known), the query's stems
+    its candidate sentences hold and their share of the query's IDF."""
 
     doc: Candidate
     record: DocumentRecord
     best: SentenceRow
     similarity: float | None
-    matched: set[str]
+    matched: frozenset[str]
     coverage: float
-    weak: bool
-    holding: list[str]  # the texts of its candidate sentences that hold a query word, which ``matched`` was read from
-    duplicates: list[str] = field(default_factory=list)
+    holding: tuple[str, ...]  # the texts of its candidate sentences that hold a query word, ``matched`` read from them
+
+
+class CandidateSentences:
+    """The sentences each document of one search may be shown by (:meth:`PassageChooser.candidate_sentences`), read
+    once whichever stage needs them first: the gate's alignment, the facets' re-ranking, the choice of passages."""
+
+    def __init__(self, chooser: PassageChooser) -> None:
+        self._chooser = chooser
+        self._rows: dict[int, list[SentenceRow]] = {}
+
+    def read(self, docs: Sequence[Candidate]) -> None:
+        """Read the candidate sentences of those of ``docs`` not read yet."""
+        self._rows.update(self._chooser.candidate_sentences([d for d in docs if d.doc_id not in self._rows]))
+
+    def __getitem__(self, doc_id: int) -> list[SentenceRow]:
+        return self._rows[doc_id]
 
 
 class PassageChooser:
@@ -90,12 +104,11 @@ class PassageChooser:
         section = itertools.takewhile(lambda r: not _heads_section(r.text), after)
         return [r for r in section if _says_something(r.text)]
 
-    def choose(self, part: Sequence[Candidate], query: Query, candidates: dict[int, list[SentenceRow]]
-               ) -> list[ChosenPassage]:
-        """The evidence of each document of ``part`` of the ranking, in order; documents deleted while ranking are
-        left out. ``candidates`` holds the documents' candidate sentences read so far, and gains those of ``part``."""
+    def choose(self, part: Sequence[Candidate], query: Query, candidates: CandidateSentences) -> list[ChosenPassage]:
+        """The passage of each document of ``part`` of the ranking, in order; documents deleted while ranking are
+        left out. ``candidates`` gains the candidate sentences of ``part``."""
         meta = self.store.documents_by_id([d.doc_id for d in part])
-        candidates.update(self.candidate_sentences([d for d in part if d.doc_id not in candidates]))
+        candidates.read(part)
         rows_by_id = {c.id: c for d in part for c in candidates[d.doc_id]}
         found = dict(zip(rows_by_id, T.stems_found([c.text for c in rows_by_id.values()], query.stem_set)))
         # rounded: the same words summed in another order (a set's) must tie, and ranking compares masses hundreds
@@ -117,9 +130,8 @@ def _chosen(
     doc: Candidate, record: DocumentRecord, query: Query, candidates: list[SentenceRow], contending: list[int],
     cosines: dict[int, float], found: dict[int, set[str]], mass: dict[int, float],
 ) -> ChosenPassage:
-    """What decides whether one document is shown, and by which sentence (``contending``: the ids of the
-    candidates it may be shown by; ``found``: each candidate sentence's query stems; ``mass``: their summed
-    IDF)."""
+    """The sentence one document is shown by, and what it matched of the query (``contending``: the ids of the
+    candidates it may be shown by; ``found``: each candidate sentence's query stems; ``mass``: their summed IDF)."""
     if doc.sem_sentence is not None and query.mode is Mode.SEMANTIC:
         best = _best_by_meaning(doc, cosines)
     else:
@@ -130,10 +142,8 @@ def _chosen(
     total_idf = sum(query.idf.values())
     coverage = sum(query.idf.get(s, 0.0) for s in matched) / total_idf if total_idf else 0.0
     similarity = cosines.get(best.id)
-    # weak: the query found nothing relevant at all, or this document's evidence is far below what that takes
-    weak = not query.answered or doc.evidence < query.floor
-    holding = [c.text for c in candidates if found[c.id]]
-    return ChosenPassage(doc, record, best, similarity, matched, coverage, weak, holding)
+    holding = tuple(c.text for c in candidates if found[c.id])
+    return ChosenPassage(doc, record, best, similarity, frozenset(matched), coverage, holding)
 
 
 def _contenders(doc: Candidate, candidates: list[SentenceRow], mass: dict[int, float], mode: Mode) -> list[int]:

@@ -14,6 +14,7 @@ from engine.search import relevance as rel
 from engine.search.annotate import annotate
 from engine.search.calibration import Calibration
 from engine.search.candidates import semantic_side_score, word_side_score
+from engine.search.gate import Verdict
 from engine.search.passages import ChosenPassage
 from engine.search.query import Query
 from engine.search.results import Explanation, Highlight, MatchedTerm, Mode, SearchResult
@@ -27,13 +28,12 @@ log = logging.getLogger(__name__)
 CONTEXT_RADIUS = 2
 
 
-def result(evidence: ChosenPassage, query: Query, card: tuple[float, float] | None,
-            calibration: Calibration | None) -> SearchResult:
-    """The result for one document (context left empty: :func:`explain` adds it). Its score is the ranking's
-    fused score scaled so that the ranking's first document shows its relevance (0-100); ``card``: that
-    document's evidence as the gate weighed it, and its fused score."""
-    doc, record, best, similarity = evidence.doc, evidence.record, evidence.best, evidence.similarity
-    written = _written_forms(evidence.holding, evidence.matched, query)
+def result(passage: ChosenPassage, query: Query, verdict: Verdict, copies: Sequence[str],
+           calibration: Calibration | None) -> SearchResult:
+    """The result for one document shown by ``passage`` (context left empty: :func:`explain` adds it), weak and
+    scored as the gate's ``verdict`` says; ``copies``: the paths of files with the same content."""
+    doc, record, best, similarity = passage.doc, passage.record, passage.best, passage.similarity
+    written = _written_forms(passage.holding, passage.matched, query)
     percentile = calibration.percentile(similarity) if calibration and similarity is not None else None
     explanation = Explanation(
         cosine=similarity,
@@ -41,9 +41,9 @@ def result(evidence: ChosenPassage, query: Query, card: tuple[float, float] | No
         bm25=doc.lex_score if doc.lex_passage is not None else None,
         matched_terms=tuple(
             MatchedTerm(t.word, s, round(query.idf.get(s, 0.0), 4), written.get(s)) for s, t in query.stems.items()
-            if s in evidence.matched
+            if s in passage.matched
         ),
-        term_coverage=round(evidence.coverage, 4),
+        term_coverage=round(passage.coverage, 4),
         semantic_rank=doc.sem_rank,
         lexical_rank=doc.lex_rank,
         fusion=(f"score fusion ({rel.SEMANTIC_SHARE:.0%} meaning, {1 - rel.SEMANTIC_SHARE:.0%} words)"
@@ -51,24 +51,20 @@ def result(evidence: ChosenPassage, query: Query, card: tuple[float, float] | No
         # "semantic" and "words": the document's scores on the two sides, which a collection's merge of its
         # shards' rankings fuses again (engine.cluster.search); "words" counts related words (hybrid mode)
         contributions={"fused": round(doc.fused, 6), "evidence": round(doc.evidence, 4),
-                       **({} if doc.alignment is None else {"alignment": round(doc.alignment, 4)}),
+                       **verdict.contributions.get(doc.doc_id, {}),
                        **({} if math.isnan(semantic := semantic_side_score(doc)) else {"semantic": semantic}),
                        **({"words": word_side_score(doc)} if doc.lex_related else {})},
         boilerplate=doc.boilerplate,
     )
-    score = 0.0
-    if card is not None and card[1] > 0:
-        # at least 0: a filtered search's deeper documents may fall below the scales the fusion keeps (0011)
-        score = max(0.0, rel.relevance(card[0], query.bar) * doc.fused / card[1])
     return SearchResult(
-        path=record.path, title=record.title or "", score=round(float(score), 1),
+        path=record.path, title=record.title or "", score=round(float(verdict.score[doc.doc_id]), 1),
         similarity=None if similarity is None else round(float(similarity), 4),
         sentence=best.text, start=best.start, end=best.end, page=best.page, ordinal=best.ordinal,
         context_before=(), context_after=(),
         highlights=tuple(Highlight(a, b, s, 1.0) for a, b, s in T.matches(best.text, query.stem_set)),
         explanation=explanation,
-        weak=evidence.weak,
-        duplicates=tuple(evidence.duplicates),
+        weak=verdict.weak[doc.doc_id],
+        duplicates=tuple(copies),
         sentence_id=best.id,
     )
 
@@ -84,7 +80,7 @@ def monotonic(results: list[SearchResult]) -> list[SearchResult]:
     return out
 
 
-def _written_forms(texts: list[str], stems: set[str], query: Query) -> dict[str, str]:
+def _written_forms(texts: Sequence[str], stems: frozenset[str], query: Query) -> dict[str, str]:
     """For each of the query's ``stems`` that ``texts`` hold only through another word of the stem, the first such word
     as written: an explanation that says the document holds "medication" where it holds "Medical" is untrue."""
     joined = "\n".join(texts)

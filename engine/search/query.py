@@ -84,17 +84,15 @@ def query_scale(calibration: Calibration | None, null_sample: np.ndarray | None,
 
 @dataclass(frozen=True)
 class Query:
-    """What weighing a document needs to know of the query: its mode, vectors, terms (stem -> term) and their IDF,
-    its relevance scale, whether it was answered and the bar it was judged by."""
+    """What judging and showing a document needs to know of the query: its text (checked), mode, vectors (None: no
+    semantic side), terms (stem -> term) and their IDF, and its relevance scale."""
 
+    text: str
     mode: Mode
     vectors: np.ndarray | None
     stems: dict[str, T.Term]
     idf: dict[str, float]
     scale: rel.Scale
-    answered: bool
-    bar: float
-    floor: float  # the evidence below which a document of an answered query is weak
 
     @functools.cached_property
     def stem_set(self) -> frozenset[str]:
