@@ -19,7 +19,7 @@ LAYERS = ("base", "text", "ingest", "embed", "store", "facets", "search", "index
 # Modules directly in engine/, by layer; subpackages are their own layer, or a tool.
 TOP_LEVEL = {"errors": "base", "resources": "base", "blas": "base", "heap": "base", "locations": "base",
              "config": "ingest", "index": "index", "__init__": "tools"}
-TOOLS = {"eval", "staticbuild", "neuralhead", "_resources"}
+TOOLS = {"eval", "staticbuild", "neuralhead", "onnxbuild", "_resources"}
 
 
 def layer(module: str) -> str:

@@ -1,0 +1,101 @@
+"""all-MiniLM-L6-v2 through ONNX Runtime, on the CPU, without torch: the sentence model of the search's second look
+(``engine.search.secondlook``; docs/decisions/0039-second-look.md).
+
+The graph (``python -m engine.onnxbuild``) maps token ids to unit sentence vectors, so this module tokenises and runs
+it, one text at a time: its int8 layers quantise their inputs by the range of the whole batch, so a text run beside
+others would get a vector that depends on them, and a search's scores on what else it re-scored. Alone, a text has
+one vector wherever it is asked for, and no padding to compute. The vectors of recent texts are kept: a person typing
+a query asks for the same candidate sentences again and again.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from engine.errors import ConfigError
+from engine.resources import resource_path
+
+log = logging.getLogger(__name__)
+
+MODEL = "minilm/model.int8.onnx"
+TOKENIZER = "minilm/tokenizer.json"
+DIM = 384
+# Tokens a text is cut to: a sentence or the start of its passage. Attention costs grow with the square of it.
+MAX_TOKENS = 128
+# Vectors of recent texts kept (1.5 KB each).
+CACHE = 4096
+
+
+class OnnxSentenceModel:
+    """Unit sentence vectors from an ONNX graph of a sentence transformer (``encode``), thread-safe."""
+
+    def __init__(self, model: Path, tokenizer: Path, *, max_tokens: int = MAX_TOKENS, cache_size: int = CACHE) -> None:
+        try:
+            import onnxruntime
+        except ImportError as e:  # a dependency of quire: only a broken install lacks it
+            raise ConfigError("the second look needs onnxruntime: pip install onnxruntime") from e
+        from tokenizers import Tokenizer
+
+        if not model.is_file() or not tokenizer.is_file():
+            raise ConfigError(f"the second look's model is missing ({model}); build it with "
+                              f"`python -m engine.onnxbuild` or reinstall quire")
+        options = onnxruntime.SessionOptions()
+        options.log_severity_level = 3  # its warnings about unused initialisers are not the user's business
+        self._session = onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+        self._tokenizer = Tokenizer.from_file(str(tokenizer))
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(max_tokens)
+        self._cache: OrderedDict[bytes, np.ndarray] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit vectors of ``texts`` (float32, one row each; a text with no token is the [CLS] [SEP] pair's)."""
+        keys = [hashlib.blake2b(t.encode("utf-8", "surrogatepass"), digest_size=16).digest() for t in texts]
+        with self._lock:
+            known = {k: self._cache[k] for k in keys if k in self._cache}
+        todo = list({k: t for k, t in zip(keys, texts) if k not in known}.items())
+        if todo:
+            made = self._run([t for _, t in todo])
+            fresh = dict(zip((k for k, _ in todo), made))
+            known.update(fresh)
+            self._remember(fresh)
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        for i, key in enumerate(keys):
+            out[i] = known[key]
+        return out
+
+    def _run(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        for row, encoding in enumerate(self._tokenizer.encode_batch(texts)):
+            ids = np.array([encoding.ids], dtype=np.int64)
+            out[row] = self._session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})[0][0]
+        return out
+
+    def _remember(self, fresh: dict[bytes, np.ndarray]) -> None:
+        if not self._cache_size:
+            return
+        with self._lock:
+            self._cache.update(fresh)
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+
+
+@functools.cache
+def bundled() -> OnnxSentenceModel:
+    """The model shipped in ``resources/minilm/``, loaded once per process on first use."""
+    log.info("loading the second look's sentence model")
+    return OnnxSentenceModel(resource_path(MODEL), resource_path(TOKENIZER))
+
+
+def available() -> bool:
+    """Whether the bundled model's files are there (a checkout without the built model has none)."""
+    return resource_path(MODEL).is_file() and resource_path(TOKENIZER).is_file()
