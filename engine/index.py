@@ -32,7 +32,6 @@ from engine.errors import (
     QuireError,
 )
 from engine.facets.service import load_space
-from engine.heap import thaw
 from engine.indexing.run import FileIssue, IndexingRun, Progress, ProgressCallback
 from engine.ingest.extract import sentence_hash
 from engine.ingest.pool import Extractor, extract_all
@@ -181,9 +180,8 @@ class Index:
         self.close()
 
     def close(self) -> None:
-        """Release the database, and let the garbage collector have this index's memory (engine/heap.py)."""
+        """Release the database."""
         self.store.close()
-        thaw()
 
     def is_current(self) -> bool:
         """Whether the graphs this object loaded (or will) still match the index: no sentence added or removed and the

@@ -20,7 +20,6 @@ from engine.blas import one_blas_thread
 from engine.embed.base import Embedder
 from engine.facets import rerank as facet_rerank
 from engine.facets.space import FacetSpace
-from engine.heap import freeze_long_lived, keep_freed_memory
 from engine.search import fusion, pick, present, spelling
 from engine.search.calibration import Calibration
 from engine.search.candidates import Candidate
@@ -54,8 +53,6 @@ class Searcher:
     ) -> None:
         self.store, self.vectors, self.embedder, self.calibration = store, vectors, embedder, calibration
         store.serve_searches()
-        keep_freed_memory()  # a query's large arrays reuse the last one's memory (engine/heap.py)
-        freeze_long_lived()  # the model and word space out of the collector's full collections (engine/heap.py)
         # the static model's word space: facet explanations and the relevance gate's word alignment are made in it
         # (None: results carry no facet explanations and the gate weighs evidence alone)
         self.facets = facets
