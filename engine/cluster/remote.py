@@ -27,10 +27,11 @@ from engine.cluster.routing import Route
 from engine.config import IndexConfig
 from engine.errors import QuireError
 from engine.heap import freeze_long_lived, keep_freed_memory
-from engine.index import Index, IndexReport
+from engine.index import Index
 from engine.ingest.extract import Extracted, extract
 from engine.ingest.pool import TASK_FILES, Job, Prepare, read_task
 from engine.ingest.readers.base import Limits
+from engine.reports import IndexReport
 
 # Read tasks in flight per CPU of the cluster: enough that a worker never waits for its next task while the writers
 # take results, few enough that read documents do not pile up in the object store.
