@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import cli
-from engine.search.searcher import MAX_QUERY_CHARS
+from engine.search.query import MAX_QUERY_CHARS
 
 GOOD = "The ferryman rowed travellers across the misty river every evening."
 # name -> (status, words the reason must contain)

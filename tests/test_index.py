@@ -347,10 +347,10 @@ def test_an_indexing_run_holds_numpys_blas_to_one_thread(tmp_path, corpus):
 def test_a_query_ranks_on_one_blas_thread_and_explains_on_all(tmp_path, corpus, monkeypatch):
     """Spinning BLAS workers doubled a ranking's CPU on the whole-corpus index (engine/blas.py); the explanations'
     large label product keeps every thread."""
-    from engine.search import searcher
+    from engine.search import fusion, present
 
     seen: dict[str, set[int]] = {}
-    fuse, annotate = searcher.Searcher._fuse, searcher.annotate
+    fuse, annotate = fusion.fuse, present.annotate
 
     def fusing(*args, **kwargs):
         seen["ranking"] = _blas_threads()
@@ -360,8 +360,8 @@ def test_a_query_ranks_on_one_blas_thread_and_explains_on_all(tmp_path, corpus, 
         seen["explaining"] = _blas_threads()
         return annotate(*args, **kwargs)
 
-    monkeypatch.setattr(searcher.Searcher, "_fuse", fusing)
-    monkeypatch.setattr(searcher, "annotate", explaining)
+    monkeypatch.setattr(fusion, "fuse", fusing)
+    monkeypatch.setattr(present, "annotate", explaining)
     with threadpool_limits(limits=2, user_api="blas"), Index(tmp_path / "idx") as idx:
         idx.add([corpus])
         idx.search(RIGEL, k=5)

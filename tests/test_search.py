@@ -13,7 +13,7 @@ from fts5_check import assert_word_index_matches_fts5
 
 from engine import Index, IndexConfig
 from engine.errors import QueryError
-from engine.search.searcher import MAX_QUERY_CHARS
+from engine.search.query import MAX_QUERY_CHARS
 from engine.store import postings
 from engine.store.connection import SQLITE_MMAP_BYTES
 from engine.store.database import Store
@@ -226,7 +226,7 @@ def test_an_index_without_its_word_index_ranks_the_same_by_fts5(river: Index) ->
 
 
 def test_splitting_the_bm25_scan_over_cores_ranks_the_same(river: Index, monkeypatch) -> None:
-    from engine.search import searcher as searcher_module
+    from engine.search import retrieve
     from engine.store import scans
 
     def ranking() -> list[tuple[str, float]]:
@@ -236,8 +236,8 @@ def test_splitting_the_bm25_scan_over_cores_ranks_the_same(river: Index, monkeyp
 
     alone = ranking()
     monkeypatch.setattr(scans, "SCAN_PARTS", 3)
-    monkeypatch.setattr(searcher_module, "SCAN_PARTS", 3)
-    monkeypatch.setattr(searcher_module, "LEXICAL_SPLIT_PASSAGES", 0)
+    monkeypatch.setattr(retrieve, "SCAN_PARTS", 3)
+    monkeypatch.setattr(retrieve, "LEXICAL_SPLIT_PASSAGES", 0)
     assert len(alone) == 30 and ranking() == alone
     assert len(river.store._scans.opened) == 2  # the scan was split
 
@@ -264,9 +264,10 @@ def test_hybrid_queries_rank_words_on_another_thread_and_many_threads_may_search
 
 def test_related_words_are_weighed_on_a_word_thread_and_its_errors_reach_the_caller(river: Index,
                                                                                     monkeypatch) -> None:
-    from engine.search.searcher import Searcher
+    from engine.search import fusion
+    from engine.search.retrieve import Retriever
 
-    weigh = Searcher._weigh_related
+    weigh = Retriever.weigh_related
     finished: list[str] = []
 
     def related_on_a_thread(self, docs, found) -> None:
@@ -274,7 +275,7 @@ def test_related_words_are_weighed_on_a_word_thread_and_its_errors_reach_the_cal
         time.sleep(0.05)  # still running when the main thread fails below
         finished.append(threading.current_thread().name)
 
-    monkeypatch.setattr(Searcher, "_weigh_related", related_on_a_thread)
+    monkeypatch.setattr(Retriever, "weigh_related", related_on_a_thread)
     ranked = river.search("river otters", explain=False).results
     assert ranked and finished and finished[-1].startswith("quire-words")
 
@@ -283,7 +284,7 @@ def test_related_words_are_weighed_on_a_word_thread_and_its_errors_reach_the_cal
 
     finished.clear()
     with monkeypatch.context() as patched:
-        patched.setattr(Searcher, "_weigh_meaning", meaning_fails)
+        patched.setattr(fusion, "weigh_meaning", meaning_fails)
         with pytest.raises(RuntimeError, match="meaning failed"):
             river.search("river otters", explain=False)
     assert finished  # waited for: the word thread reads the connection the caller may close next
@@ -291,13 +292,13 @@ def test_related_words_are_weighed_on_a_word_thread_and_its_errors_reach_the_cal
     def related_fails(self, docs, found) -> None:
         raise RuntimeError("related failed")
 
-    monkeypatch.setattr(Searcher, "_weigh_related", related_fails)
+    monkeypatch.setattr(Retriever, "weigh_related", related_fails)
     with pytest.raises(RuntimeError, match="related failed"):
         river.search("river otters", explain=False)
 
 
 def test_the_ranking_is_weighed_head_first_and_ranks_as_if_weighed_whole(river: Index, monkeypatch) -> None:
-    from engine.search import searcher as searcher_module
+    from engine.search import pick
 
     weighed: list[int] = []
     read = Store.documents_by_id
@@ -311,8 +312,8 @@ def test_the_ranking_is_weighed_head_first_and_ranks_as_if_weighed_whole(river: 
     assert weighed == [3]  # the first k held 3 strong results
     weighed.clear()
     with_weak = ranking(include_weak=True)
-    assert weighed == [3, searcher_module.SECOND_ROUND, 11] and len(with_weak) == 4  # the 3k + 10 ranked, in rounds
-    monkeypatch.setattr(searcher_module, "_rounds", lambda ranked, k: iter([ranked]))  # weighed whole
+    assert weighed == [3, pick.SECOND_ROUND, 11] and len(with_weak) == 4  # the 3k + 10 ranked, in rounds
+    monkeypatch.setattr(pick, "rounds", lambda ranked, k: iter([ranked]))  # weighed whole
     weighed.clear()
     assert ranking() == head_first and ranking(include_weak=True) == with_weak
     assert weighed == [19, 19]
@@ -334,9 +335,9 @@ def test_the_response_counts_the_documents_found_beyond_k(river: Index, mode: st
 
 
 def test_a_ranking_cut_at_its_depth_makes_the_count_a_lower_bound(river: Index, monkeypatch) -> None:
-    from engine.search import searcher as searcher_module
+    from engine.search import retrieve
 
-    monkeypatch.setattr(searcher_module, "CANDIDATES", 5)  # "river" is in 30 passages: only 5 are scored
+    monkeypatch.setattr(retrieve, "CANDIDATES", 5)  # "river" is in 30 passages: only 5 are scored
     response = river.search("river", k=2, mode="lexical", explain=False)
     assert response.found_at_least and 2 <= response.found <= 5
     assert response.to_json()["found"] == response.found and response.to_json()["found_at_least"]

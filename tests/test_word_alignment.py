@@ -11,8 +11,8 @@ import pytest
 
 from engine import Index, Mode
 from engine.facets.service import load_space
+from engine.search import alignment, gate
 from engine.search import relevance as rel
-from engine.search import searcher
 from engine.search.alignment import alignment_f, content_words
 
 # Beside the toy corpus (413 sentences: the index is calibrated on itself, not a small folder): two long sentences
@@ -123,7 +123,7 @@ def aligned(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
         calls.append(list(sentences))
         return alignment_f(space, query, sentences)
 
-    monkeypatch.setattr(searcher.alignment, "alignment_f", spy)
+    monkeypatch.setattr(alignment, "alignment_f", spy)
     return calls
 
 
@@ -136,7 +136,7 @@ def test_a_query_answered_whatever_the_alignment_aligns_only_its_first_result(
     quick = index.search(ANSWERED, mode=mode, include_weak=True, explain=False)
     assert Path(quick.results[0].path).name == "onions.txt" and len(quick.results) > 1
     assert aligned == [[DOCUMENTS["onions.txt"]]]
-    monkeypatch.setattr(searcher, "_answered_anyway", lambda docs, mode, bar: False)
+    monkeypatch.setattr(gate, "_clears_bar_unaligned", lambda docs, mode, bar: False)
     aligned.clear()
     every = index.search(ANSWERED, mode=mode, include_weak=True, explain=False)
     assert len(aligned[0]) > 1  # the ten with most evidence

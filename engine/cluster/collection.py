@@ -20,10 +20,11 @@ from engine.cluster import manifest as manifests
 from engine.cluster.routing import shard_of
 from engine.cluster.search import merge, shard_depth
 from engine.errors import MethodMismatchError, QueryError
-from engine.index import Index, IndexStatus
+from engine.index import Index
+from engine.reports import IndexStatus
 from engine.search.like import LikeQuery, LikeSource
 from engine.search.results import Mode, SearchResponse, SearchResult
-from engine.search.searcher import CollectionStatistics
+from engine.search.statistics import CollectionStatistics
 from engine.store.filters import Filters
 
 Calls = Mapping[int, tuple[tuple, dict]]  # shard -> (args, keyword args) of one method call

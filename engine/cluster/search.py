@@ -3,7 +3,7 @@ documents with their raw scores, and the merge fuses, gates and scores them as o
 would (:mod:`engine.search.relevance`).
 
 Why this is exact for words and close for meaning: a shard's BM25 scores use the collection's passage count,
-document frequencies and mean length (:class:`engine.search.searcher.CollectionStatistics`), so every passage
+document frequencies and mean length (:class:`engine.search.statistics.CollectionStatistics`), so every passage
 scores what it scores in one index and the lexical ranking is the same. Cosines need no statistics (one model), but
 fusion min-max normalises them over the query's candidates, and the merged candidates are each shard's best rather
 than the collection's best: the normalisation, and a sentence's count of copies in other shards (boilerplate), may

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.errors import ConfigError, QueryError
-from engine.search.searcher import MAX_QUERY_CHARS, MAX_QUERY_SENTENCES
+from engine.search.query import MAX_QUERY_CHARS, MAX_QUERY_SENTENCES
 from engine.store.database import Store
 from engine.store.documents import DocumentRecord
 from engine.store.sentences import SentenceRow
