@@ -244,6 +244,9 @@ def search(text: str | None, db: Path | None, k: int, mode: str | None, method: 
                      modified_after=since, modified_before=before)
     # --like's query is a document's sentences, not words a person chose: ranked by meaning unless told otherwise
     mode = mode or (Mode.SEMANTIC if like is not None else Mode.HYBRID).value
+    from engine.heap import freeze_long_lived, keep_freed_memory
+
+    keep_freed_memory()  # this process searches: a query's large arrays reuse the last one's memory (0021)
     with _open(db, cluster) as idx:
         if queries is not None:
             for item in _read_queries(queries):
@@ -254,6 +257,7 @@ def search(text: str | None, db: Path | None, k: int, mode: str | None, method: 
                     # one unusable query must not cost the answers to the others
                     click.echo(json.dumps({"id": item["id"], "error": str(e), "results": []}))
                     continue
+                freeze_long_lived()  # and keeps searching: what it holds out of full collections (0022, 0025)
                 click.echo(json.dumps({"id": item["id"], **{key: out[key] for key in ("results", "nothing_relevant")}}))
             return
         if like is not None:

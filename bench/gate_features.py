@@ -35,6 +35,9 @@ from engine.eval import harness, product
 from engine.eval.datasets import RETRIEVAL_COLLECTIONS, Collection, load_collection, load_sts
 from engine.search import relevance as rel
 from engine.search import searcher as S
+from engine.search.candidates import Candidate, semantic_side_score, word_side_score
+from engine.search.query import query_stems
+from engine.text.terms import stop_words_only
 
 log = logging.getLogger("gate_features")
 
@@ -44,29 +47,27 @@ TEXT_DOCS = 10
 
 @contextmanager
 def captured() -> Iterator[dict]:
-    """The last search's candidate documents and relevance scale, recorded by wrapping two Searcher methods."""
+    """The last search's candidate documents and relevance scale, recorded by wrapping ``Searcher._rank``."""
     box: dict = {}
-    fuse, scale = S.Searcher._fuse, S.Searcher._scale
+    rank = S.Searcher._rank
 
-    def _fuse(self, docs, mode, scale_, reference=None):  # type: ignore[no-untyped-def]
-        ranked = fuse(self, docs, mode, scale_, reference)
-        box["docs"], box["searcher"] = dict(docs), self
-        return ranked
-
-    def _scale(self, query_vectors, idf):  # type: ignore[no-untyped-def]
-        out = scale(self, query_vectors, idf)
-        box["scale"], box["idf"] = out, dict(idf)
+    def _rank(self, text, *args, **kwargs):  # type: ignore[no-untyped-def]
+        asked, ranking = rank(self, text, *args, **kwargs)
+        box["docs"], box["searcher"] = dict(ranking.docs), self
+        box["scale"], box["idf"] = asked.scale, {} if stop_words_only(text) else dict(asked.idf)
         # the query's null as the gate's dropped null-margin rule read it (decision 0016), for the replay's margin rules
+        query_vectors = asked.vectors
         null = self.null_sample is not None and query_vectors is not None and len(self.null_sample) >= 2
         box["null_std"] = float((self.null_sample @ query_vectors.T).mean(axis=1).std()) if null else None
-        box["null_size"] = self._sentences() if null else 0
-        return out
+        sentences = self.collection.sentences if self.collection else self.store.sentence_count()
+        box["null_size"] = sentences if null else 0
+        return asked, ranking
 
-    S.Searcher._fuse, S.Searcher._scale = _fuse, _scale  # type: ignore[method-assign]
+    S.Searcher._rank = _rank  # type: ignore[method-assign]
     try:
         yield box
     finally:
-        S.Searcher._fuse, S.Searcher._scale = fuse, scale  # type: ignore[method-assign]
+        S.Searcher._rank = rank  # type: ignore[method-assign]
 
 
 def _number(value: float | None, digits: int = 6) -> float | None:
@@ -77,18 +78,18 @@ def dump_query(index: Index, box: dict, text: str, depth: int, bench_id: dict[in
     """One query's search through the product (``depth`` results, weak ones cut) and what the gate saw; ``bench_id``
     maps the index's document ids to the benchmark's."""
     response = index.search(text, k=depth, mode="hybrid", explain=False)
-    docs: dict[int, S._Doc] = box["docs"]
+    docs: dict[int, Candidate] = box["docs"]
     scale: rel.Scale = box["scale"]
     searcher: S.Searcher = box["searcher"]
     store = searcher.store
-    _, _, stems = S.query_stems(text)
+    _, _, stems = query_stems(text)
     rows = []
     for d in docs.values():
         rows.append([bench_id[d.doc_id], _number(d.sem_cosine) if d.sem_sentence is not None else None,
                      _number(d.sem_score) if d.sem_sentence is not None else None,
                      _number(d.lex_score) if d.lex_passage is not None else 0.0,
-                     _number(d.evidence), _number(d.fused), _number(S._semantic_score(d)),
-                     _number(float(S._ranking_bm25s([d])[0]))])
+                     _number(d.evidence), _number(d.fused), _number(semantic_side_score(d)),
+                     _number(word_side_score(d))])
     # candidate sentences of the documents with most evidence: the semantic best first, then the best passages'
     top = sorted(docs.values(), key=lambda d: -d.evidence)[:TEXT_DOCS]
     sem_rows = store.sentences_by_id([d.sem_sentence for d in top if d.sem_sentence is not None])

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from engine.config import IndexConfig
     from engine.errors import QuireError
-    from engine.index import Index, IndexReport, IndexStatus
+    from engine.index import Index
     from engine.indexing.run import Progress
+    from engine.reports import IndexReport, IndexStatus
     from engine.search.results import Mode, SearchResponse, SearchResult
     from engine.store.filters import Filters
 
@@ -23,7 +24,7 @@ __version__ = "0.1.0"
 # engine has loaded on its worker thread, must not pull in the whole engine through this package.
 _HOMES = {
     "IndexConfig": "engine.config", "QuireError": "engine.errors", "Index": "engine.index",
-    "IndexReport": "engine.index", "IndexStatus": "engine.index", "Progress": "engine.indexing.run",
+    "IndexReport": "engine.reports", "IndexStatus": "engine.reports", "Progress": "engine.indexing.run",
     "Mode": "engine.search.results", "SearchResponse": "engine.search.results", "SearchResult": "engine.search.results",
     "Filters": "engine.store.filters",
 }

@@ -7,14 +7,17 @@ so every query writes its arrays into new pages, and page faults are dear in a v
 such arrays come from the heap and freed memory stays in the process for the next query
 (docs/decisions/0021-freed-memory-kept-for-queries.md).
 
-Process-wide and set once, by the first searcher; elsewhere (macOS, Windows, musl) nothing changes.
-
 Python's cyclic collector runs a full collection every few dozen queries, and it walks every object the process
 holds (the model's vocabulary, the word space, the index's wrappers), which makes those queries the slowest. A process
-that keeps searching moves what it holds out of those collections (``gc.freeze``) until an index is closed, so a full
+that keeps searching moves what it holds out of those collections (``gc.freeze``) until it closes an index, so a full
 collection walks only what queries made since (docs/decisions/0022-long-lived-objects-frozen.md). Such a process
 also collects its youngest objects less often: a query makes and frees thousands, and the collections due every
 700 found nothing to free (docs/decisions/0025-fewer-young-collections.md).
+
+All of it is process-wide, so the engine never calls it: ``engine.Index`` leaves the process as it found it. A program
+that keeps searching opts in from its entry point: :func:`keep_freed_memory` once, :func:`freeze_long_lived` after
+each search, :func:`thaw` when it closes an index it searched (``quire search``, the app's search thread, a
+collection's Ray readers, the latency benchmarks). Off glibc (macOS, Windows, musl) the C library is left as it is.
 """
 
 from __future__ import annotations
@@ -40,7 +43,8 @@ TRIM_THRESHOLD = 128 * 1024 * 1024
 
 @functools.cache  # two threads racing here both set the same limits, which is harmless
 def keep_freed_memory() -> bool:
-    """Set the C library's limits once per process; returns whether they are in force (False off glibc)."""
+    """Set the C library's limits once per process (called by an entry point); returns whether they are in force
+    (False off glibc)."""
     if not sys.platform.startswith("linux"):
         return False
     try:
@@ -58,8 +62,8 @@ def keep_freed_memory() -> bool:
 
 
 # Searches a process makes before it freezes what it holds, after one full collection: one that searches a few times
-# (`quire search`, most tests) pays nothing for it, one that keeps searching (the app, `quire search --queries`) pays
-# once, before its first full collection is due (docs/decisions/0022-long-lived-objects-frozen.md).
+# (`quire search` with one query) pays nothing for it, one that keeps searching (the app, `quire search --queries`)
+# pays once, before its first full collection is due (docs/decisions/0022-long-lived-objects-frozen.md).
 SEARCHES_BEFORE_FREEZING = 10
 # Objects made (less those freed) between two collections of the youngest generation in a process that keeps
 # searching, where Python's default is 700 (docs/decisions/0025-fewer-young-collections.md).
@@ -81,9 +85,9 @@ _FROZEN = _Frozen()
 
 
 def freeze_long_lived() -> None:
-    """Called for each search: at the SEARCHES_BEFORE_FREEZING-th since :func:`thaw`, collect the garbage, keep every
-    object alive then out of the cyclic collector's collections and collect the youngest objects every
-    YOUNG_COLLECTION_OBJECTS, until :func:`thaw`."""
+    """Called by an entry point after each search: at the SEARCHES_BEFORE_FREEZING-th since the process started or
+    since :func:`thaw`, collect the garbage, keep every object alive then out of the cyclic collector's collections
+    and collect the youngest objects every YOUNG_COLLECTION_OBJECTS, until :func:`thaw`."""
     with _FROZEN.lock:
         if _FROZEN.frozen:
             return
@@ -98,7 +102,8 @@ def freeze_long_lived() -> None:
 
 def thaw() -> None:
     """Give the objects :func:`freeze_long_lived` kept back to the collector, whose next full collection frees a
-    closed index's objects that sit in reference cycles, and its thresholds: called when an index is closed."""
+    closed index's objects that sit in reference cycles, and its thresholds: called by an entry point once it has
+    closed an index it searched."""
     with _FROZEN.lock:
         _FROZEN.searches = 0
         if _FROZEN.frozen:

@@ -9,7 +9,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -32,11 +31,11 @@ from engine.errors import (
     QuireError,
 )
 from engine.facets.service import load_space
-from engine.heap import thaw
-from engine.indexing.run import FileIssue, IndexingRun, Progress, ProgressCallback
+from engine.indexing.run import IndexingRun, Progress, ProgressCallback
 from engine.ingest.extract import sentence_hash
 from engine.ingest.pool import Extractor, extract_all
 from engine.locations import default_index_dir
+from engine.reports import FileStatus, IndexReport, IndexStatus
 from engine.search import related
 from engine.search.calibration import Calibration, calibrate, prior
 from engine.search.like import LikeQuery, LikeSource, like_query
@@ -63,64 +62,6 @@ NULL_SAMPLE = 1000
 # Seconds a write waits for another process's write lock before saying so: a run holds it for minutes, so waiting
 # longer only delays the message.
 WRITE_LOCK_WAIT = 1
-
-
-@dataclass(frozen=True)
-class IndexReport:
-    """Outcome of one ``add`` run."""
-
-    method: str
-    documents: int
-    sentences: int
-    unchanged: int
-    removed: int
-    issues: tuple[FileIssue, ...]
-    seconds: float
-    cancelled: bool = False
-
-    def to_json(self) -> dict:
-        """JSON of `quire index --json`."""
-        return {
-            "method": self.method, "documents": self.documents, "sentences": self.sentences,
-            "unchanged": self.unchanged, "removed": self.removed, "seconds": round(self.seconds, 3),
-            "cancelled": self.cancelled,
-            "skipped": [{"path": i.path, "status": i.status, "reason": i.reason} for i in self.issues],
-        }
-
-
-@dataclass(frozen=True)
-class FileStatus:
-    """One file of an index: indexed, skipped or failed, with the reason for the last two (or a note on an indexed
-    file, such as a cut at the sentence limit), its sentences in the index, its title and kind (format)."""
-
-    path: str
-    status: str
-    reason: str | None
-    sentences: int | None
-    title: str | None
-    kind: str | None
-
-
-@dataclass(frozen=True)
-class IndexStatus:
-    """What an index holds; ``files`` lists every file with its status and reason."""
-
-    folder: str
-    method: str | None
-    fingerprint: str | None
-    documents: int
-    indexed: int
-    skipped: int
-    failed: int
-    sentences: int
-    roots: tuple[str, ...]
-    methods_embedded: tuple[str, ...]
-    bytes_on_disk: int
-    files: tuple[FileStatus, ...] = field(default_factory=tuple)
-
-    def to_json(self) -> dict:
-        """JSON of `quire status --json`."""
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
 
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
@@ -181,9 +122,8 @@ class Index:
         self.close()
 
     def close(self) -> None:
-        """Release the database, and let the garbage collector have this index's memory (engine/heap.py)."""
+        """Release the database."""
         self.store.close()
-        thaw()
 
     def is_current(self) -> bool:
         """Whether the graphs this object loaded (or will) still match the index: no sentence added or removed and the

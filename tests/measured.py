@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine import Index
-from engine.index import FileStatus
+from engine.reports import FileStatus
 
 ROOT = Path(__file__).resolve().parent.parent
 

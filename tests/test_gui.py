@@ -1140,7 +1140,7 @@ def test_the_folder_list_made_again_mid_run_keeps_counts_and_the_selection(qtbot
     files keeps their counts, a new one shows only that it is being indexed, and the selected folder stays selected
     (Remove and File report act on it)."""
     from engine import IndexStatus
-    from engine.index import FileStatus
+    from engine.reports import FileStatus
 
     panel = FoldersPanel()
     qtbot.addWidget(panel)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from app.gui.run_report import run_message
-from engine.index import IndexReport
 from engine.indexing.run import FileIssue
+from engine.reports import IndexReport
 
 
 def test_run_messages():

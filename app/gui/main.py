@@ -275,6 +275,11 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
+    from engine.heap import keep_freed_memory
+
+    # the app keeps searching: a query's large arrays reuse the last one's memory (docs/decisions/0021); its
+    # indexing runs in spawned processes, which keep the C library's defaults
+    keep_freed_memory()
     if args.selftest is not None:
         code = selftest(args.selftest, args.query, args.screenshot)
         sys.exit(code) if argv is None else None

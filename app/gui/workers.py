@@ -161,6 +161,8 @@ class SearchWorker(_IndexReader):
 
         if generation < self.latest.current:
             return
+        from engine.heap import freeze_long_lived
+
         try:
             response = ask(self._open())
         except IndexNotFoundError:
@@ -169,6 +171,7 @@ class SearchWorker(_IndexReader):
             self.failed.emit(generation, describe(e))
         else:
             self.answered.emit(generation, response)
+            freeze_long_lived()  # the app keeps searching: what it holds out of full collections (engine/heap.py)
 
     @Slot(bool)
     def status(self, files: bool) -> None:
@@ -199,6 +202,7 @@ class SearchWorker(_IndexReader):
         catches it up and saves it, which must not race the indexer's own saves.
         """
         from engine.errors import IndexNotFoundError
+        from engine.heap import thaw
 
         if self._index is not None and self._index.is_current():
             self.reloaded.emit()  # the run changed no sentence: the graph already loaded is the index's
@@ -214,6 +218,7 @@ class SearchWorker(_IndexReader):
             self.failed.emit(-1, describe(e))
         if old is not None:
             old.close()
+            thaw()  # the old index's objects in reference cycles can be collected; frozen again after 10 searches
         self.reloaded.emit()
 
 

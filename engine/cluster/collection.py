@@ -20,7 +20,8 @@ from engine.cluster import manifest as manifests
 from engine.cluster.routing import shard_of
 from engine.cluster.search import merge, shard_depth
 from engine.errors import MethodMismatchError, QueryError
-from engine.index import Index, IndexStatus
+from engine.index import Index
+from engine.reports import IndexStatus
 from engine.search.like import LikeQuery, LikeSource
 from engine.search.results import Mode, SearchResponse, SearchResult
 from engine.search.statistics import CollectionStatistics

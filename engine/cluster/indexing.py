@@ -18,7 +18,8 @@ from engine.cluster.routing import Route
 from engine.config import IndexConfig
 from engine.embed.centre import wants_centring
 from engine.errors import ConfigError
-from engine.index import Index, IndexReport
+from engine.index import Index
+from engine.reports import IndexReport
 from engine.text.paths import readable
 
 log = logging.getLogger(__name__)

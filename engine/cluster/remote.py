@@ -26,10 +26,12 @@ from engine.cluster.collection import Calls
 from engine.cluster.routing import Route
 from engine.config import IndexConfig
 from engine.errors import QuireError
-from engine.index import Index, IndexReport
+from engine.heap import freeze_long_lived, keep_freed_memory
+from engine.index import Index
 from engine.ingest.extract import Extracted, extract
 from engine.ingest.pool import TASK_FILES, Job, Prepare, read_task
 from engine.ingest.readers.base import Limits
+from engine.reports import IndexReport
 
 # Read tasks in flight per CPU of the cluster: enough that a worker never waits for its next task while the writers
 # take results, few enough that read documents do not pile up in the object store.
@@ -37,6 +39,8 @@ TASKS_PER_CPU = 2
 # A read task whose worker died (killed, out of memory) runs again this many times before the run fails.
 TASK_RETRIES = 3
 NAMESPACE = "quire"
+# The reader actor's calls that are searches, counted towards freezing what its process holds (engine/heap.py).
+SEARCHES = frozenset({"search", "search_like"})
 # How long a writer waits for its name, held by the writer of a run whose driver was killed, to be freed
 WRITER_NAME_WAIT_S = 60.0
 
@@ -150,10 +154,15 @@ class _Reader:
     """Keeps one shard open for searching; any :class:`engine.Index` method is called through :meth:`call`."""
 
     def __init__(self, folder: str) -> None:
+        # the actor's process is this reader's alone and keeps searching: it opts in as an entry point would
+        keep_freed_memory()
         self.index = Index(folder, create=False)
 
     def call(self, method: str, args: tuple, kwargs: dict) -> Any:
-        return getattr(self.index, method)(*args, **kwargs)
+        answer = getattr(self.index, method)(*args, **kwargs)
+        if method in SEARCHES:
+            freeze_long_lived()
+        return answer
 
 
 class RayShards:

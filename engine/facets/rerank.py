@@ -4,7 +4,7 @@ SC compares the query's facets with a passage's: each set of unit centres recons
 the two errors are summed, so a passage scores well when it covers the query's facets and adds few of its own. A
 document's distance is that of its closest candidate sentence (those the searcher may show it by). The distances rank
 the top ``DEPTH`` documents once more, and that ranking joins the searcher's by reciprocal rank fusion, as its
-semantic and lexical rankings are joined (``engine.search.searcher``); documents below ``DEPTH`` keep their places.
+semantic and lexical rankings are joined (``engine.search.fusion``); documents below ``DEPTH`` keep their places.
 
 Whether this is on by default is decided by ``bench/facets_rerank.py`` (mean nDCG@10 on the retrieval collections).
 """

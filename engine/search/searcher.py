@@ -20,7 +20,6 @@ from engine.blas import one_blas_thread
 from engine.embed.base import Embedder
 from engine.facets import rerank as facet_rerank
 from engine.facets.space import FacetSpace
-from engine.heap import freeze_long_lived, keep_freed_memory
 from engine.search import fusion, pick, present, spelling
 from engine.search.calibration import Calibration
 from engine.search.candidates import Candidate
@@ -54,8 +53,6 @@ class Searcher:
     ) -> None:
         self.store, self.vectors, self.embedder, self.calibration = store, vectors, embedder, calibration
         store.serve_searches()
-        keep_freed_memory()  # a query's large arrays reuse the last one's memory (engine/heap.py)
-        freeze_long_lived()  # the model and word space out of the collector's full collections (engine/heap.py)
         # the static model's word space: facet explanations and the relevance gate's word alignment are made in it
         # (None: results carry no facet explanations and the gate weighs evidence alone)
         self.facets = facets
@@ -67,10 +64,10 @@ class Searcher:
         self.chooser = PassageChooser(store, self.sentence_vectors)
         self.gate: Gate = RelevanceGate(store, facets, embedder, collection)
 
-    def search(self, query: str, *, k: int = 10, mode: Mode = Mode.HYBRID, include_weak: bool = False,
+    def search(self, text: str, *, k: int = 10, mode: Mode = Mode.HYBRID, include_weak: bool = False,
                explain: bool = True, rerank_facets: bool | None = None, exclude: Collection[str] = (),
                within: Filters = Filters()) -> SearchResponse:
-        """Rank documents for ``query``; weak results are cut (or, with ``include_weak``, kept and flagged).
+        """Rank documents for the query ``text``; weak results are cut (or, with ``include_weak``, kept and flagged).
         Documents at the paths in ``exclude`` are left out (the source of a "more like this" search), and so are those
         ``within`` does not let through (folders, file types, modification times).
 
@@ -82,21 +79,21 @@ class Searcher:
         chips and evidence, surrounding sentences), which is most of a query's time.
         """
         started = time.perf_counter()
-        text = checked(query, k)
+        text = checked(text, k)
         notes: list[str] = []
         # the ranking's products are small: on one BLAS thread (engine/blas.py); explanations keep every thread
         with one_blas_thread():
             found = self.retriever.retrieve(text, mode, notes, filtered=bool(within))
-            asked, ranking = self._rank(text, mode, found, notes, exclude, within, depth=3 * k + 10)
+            query, ranking = self._rank(text, mode, found, notes, exclude, within, depth=3 * k + 10)
             candidates = CandidateSentences(self.chooser)
-            verdict = self.gate.judge(ranking, asked, candidates)
-            head = self._reranked(ranking.head, asked, candidates, rerank_facets)
-            picked = pick.pick_shown(self._chosen(head, asked, candidates, k), verdict, k, include_weak)
-            results = self._results(picked, asked, verdict)
+            verdict = self.gate.judge(ranking, query, candidates)
+            head = self._reranked(ranking.head, query, candidates, rerank_facets)
+            picked = pick.pick_shown(self._chosen(head, query, candidates, k), verdict, k, include_weak)
+            results = self._results(picked, query, verdict)
         if explain:
             results = present.explain(self.store, self.facets, text, results, [p.best for p in picked.shown])
         found_count = len(ranking.ranked) if include_weak else verdict.strong
-        return self._response(asked, found, picked, results, found_count, notes, include_weak, started)
+        return self._response(query, found, picked, results, found_count, notes, include_weak, started)
 
     def _rank(self, text: str, mode: Mode, found: Retrieved, notes: list[str], exclude: Collection[str],
               within: Filters, depth: int) -> tuple[Query, fusion.Ranking]:
@@ -118,8 +115,8 @@ class Searcher:
             scale = query_scale(self.calibration, self.null_sample, found.vectors, {} if stop_words else idf)
             self._weigh_meaning(docs, reference, mode, found.vectors)
         ranked = fusion.fuse(docs, mode, scale, reference)
-        asked = Query(text, mode, found.vectors, words.stems, idf, scale)
-        return asked, fusion.Ranking(tuple(ranked), docs, None if reference is None else tuple(reference), depth)
+        query = Query(text, mode, found.vectors, words.stems, idf, scale)
+        return query, fusion.Ranking(tuple(ranked), docs, None if reference is None else tuple(reference), depth)
 
     def _filtered(self, docs: dict[int, Candidate], exclude: Collection[str], within: Filters, notes: list[str]
                   ) -> tuple[dict[int, Candidate], list[Candidate] | None]:
@@ -148,40 +145,40 @@ class Searcher:
         fusion.weigh_meaning(self.store, self.sentence_vectors, {i: d for i, d in docs.items() if not d.unfiltered},
                              mode, query_vectors)
 
-    def _reranked(self, head: Sequence[Candidate], asked: Query, candidates: CandidateSentences,
+    def _reranked(self, head: Sequence[Candidate], query: Query, candidates: CandidateSentences,
                   rerank_facets: bool | None) -> Sequence[Candidate]:
         """``head`` re-ordered by facet set distance where that is on (engine.facets.rerank)."""
         if not facet_rerank.enabled(rerank_facets):
             return head
         candidates.read(head)
-        order = facet_rerank.rerank(self.store, asked.text, [candidates[d.doc_id] for d in head], self.facets)
+        order = facet_rerank.rerank(self.store, query.text, [candidates[d.doc_id] for d in head], self.facets)
         return [head[i] for i in order]
 
-    def _chosen(self, head: Sequence[Candidate], asked: Query, candidates: CandidateSentences, k: int
+    def _chosen(self, head: Sequence[Candidate], query: Query, candidates: CandidateSentences, k: int
                 ) -> Iterator[ChosenPassage]:
         """Each document's passage, in ranking order; lazily: the next part of the ranking is weighed only if the
         ones before did not give ``k`` results."""
         for part in pick.rounds(head, k):
-            yield from self.chooser.choose(part, asked, candidates)
+            yield from self.chooser.choose(part, query, candidates)
 
-    def _results(self, picked: Picked, asked: Query, verdict: Verdict) -> list[SearchResult]:
+    def _results(self, picked: Picked, query: Query, verdict: Verdict) -> list[SearchResult]:
         """The shown documents as results (most documents weighed are weak and never shown: only these are made)."""
         return present.monotonic([
-            present.result(p, asked, verdict, picked.copies.get(p.doc.doc_id, ()), self.calibration)
+            present.result(p, query, verdict, picked.copies.get(p.doc.doc_id, ()), self.calibration)
             for p in picked.shown])
 
-    def _response(self, asked: Query, found: Retrieved, picked: Picked, results: list[SearchResult], found_count: int,
+    def _response(self, query: Query, found: Retrieved, picked: Picked, results: list[SearchResult], found_count: int,
                   notes: list[str], include_weak: bool, started: float) -> SearchResponse:
         """The response: the results and what the search noted, the query's words no passage holds and, for them,
         the query spelt as close words of the index's own vocabulary (``engine.search.spelling``)."""
-        missing = present.missing_words(self.store, asked.text, asked.stems, found.words.df)
+        missing = present.missing_words(self.store, query.text, query.stems, found.words.df)
         language = self.facets.tokenizer if self.facets else None  # a word of the language is not a typo (0010)
         return SearchResponse(
-            query=asked.text, mode=asked.mode, method=self.embedder.name if self.embedder else "",
+            query=query.text, mode=query.mode, method=self.embedder.name if self.embedder else "",
             results=tuple(results), nothing_relevant=not picked.strong,
             weak_hidden=0 if include_weak else picked.kept - picked.strong,
             seconds=time.perf_counter() - started, notes=tuple(notes),
             missing=missing, found=max(found_count, len(results)),
-            found_at_least=present.ranking_cut(asked.mode, self.vectors, found.words.df, found.depth),
-            did_you_mean=spelling.did_you_mean(self.store, asked.text, missing, language) if missing else None,
+            found_at_least=present.ranking_cut(query.mode, self.vectors, found.words.df, found.depth),
+            did_you_mean=spelling.did_you_mean(self.store, query.text, missing, language) if missing else None,
         )
