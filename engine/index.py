@@ -338,12 +338,17 @@ class Index:
     def search(self, query: str, *, k: int = 10, mode: Mode | str = Mode.HYBRID, method: str | None = None,
                include_weak: bool = False, explain: bool = True, rerank_facets: bool | None = None,
                exclude: Sequence[str] = (), within: Filters = Filters(),
-               collection: CollectionStatistics | None = None) -> SearchResponse:
-        """Ranked documents for ``query`` (see :class:`engine.search.searcher.Searcher`; ``explain=False`` leaves out
-        facet explanations and context, for tools that only read the ranking; ``rerank_facets`` see
-        ``engine.facets.rerank``; ``exclude``: paths of documents to leave out; ``within``: only documents under
-        these folders, of these file types, modified in this time range; ``collection``: this index is a shard of a
-        collection with these statistics for the query, :meth:`statistics` summed over its shards)."""
+               collection: CollectionStatistics | None = None, second_look: bool = True,
+               correct: bool = True) -> SearchResponse:
+        """Ranked documents for ``query``, each with its probability of answering it (see
+        :class:`engine.search.searcher.Searcher`; ``explain=False`` leaves out facet explanations and context, for
+        tools that only read the ranking; ``rerank_facets`` see ``engine.facets.rerank``; ``exclude``: paths of
+        documents to leave out; ``within``: only documents under these folders, of these file types, modified in this
+        time range; ``collection``: this index is a shard of a collection with these statistics for the query,
+        :meth:`statistics` summed over its shards; ``second_look``: re-read the first results with the sentence
+        model, which takes longer and judges better (engine.search.secondlook); ``correct``: where the query finds no
+        strong match and a word of it is spelt as no passage spells it, search the spelling correction too and
+        answer with it if it does better)."""
         mode = Mode(mode)
         _check_text(query)
         if method and method != self.method:
@@ -351,25 +356,25 @@ class Index:
                 f"this index was built with the {self.method} method, not {method}; "
                 f"run `quire index --method {method}` to re-embed it, or search without --method"
             )
-        embedder = vectors = calibration = None
+        # every mode's confidence weighs the query's cosines with its results (lexical mode ranks without them)
+        embedder = self._embedder()
+        self._check_current(embedder)
+        vectors = None
         if mode is not Mode.LEXICAL:
-            embedder = self._embedder()
-            self._check_current(embedder)
             with self._searcher_lock:
                 vectors = self.vector_index(embedder)
-            # a shard is judged by its collection's calibration: its own sample is a part of the collection's
-            stored = self.store.get_meta(f"calibration:{embedder.name}") if collection is None else None
-            calibration = collection.calibration if collection is not None else Calibration.from_meta(
-                {k_: v for k_, v in stored.items() if k_ != "sentences"} if stored else None)
-            if calibration is None:
-                calibration = prior(context.fingerprint(embedder))
-        null = self._null_sample(embedder) if embedder is not None else None
-        # the static model's word space explains results and is where the gate aligns words (0016)
-        return Searcher(self.store, vectors, embedder, calibration, facets=load_space(), null_sample=null,
-                        collection=collection).search(
-            query, k=k, mode=mode, include_weak=include_weak, explain=explain, rerank_facets=rerank_facets,
-            exclude=exclude, within=within,
-        )
+        # a shard is judged by its collection's calibration: its own sample is a part of the collection's
+        stored = self.store.get_meta(f"calibration:{embedder.name}") if collection is None else None
+        calibration = collection.calibration if collection is not None else Calibration.from_meta(
+            {k_: v for k_, v in stored.items() if k_ != "sentences"} if stored else None)
+        if calibration is None:
+            calibration = prior(context.fingerprint(embedder))
+        # the static model's word space explains results and relates the query's words to others (0019)
+        searcher = Searcher(self.store, vectors, embedder, calibration, facets=load_space(),
+                            null_sample=self._null_sample(embedder), collection=collection)
+        return searcher.search(query, k=k, mode=mode, include_weak=include_weak, explain=explain,
+                               rerank_facets=rerank_facets, exclude=exclude, within=within, second_look=second_look,
+                               correct=correct)
 
     @_reports_damage
     def statistics(self, query: str, mode: Mode | str = Mode.HYBRID) -> CollectionStatistics:
@@ -399,7 +404,7 @@ class Index:
         mode = Mode(mode)
         query = self.like_query(source if isinstance(source, LikeSource) else LikeSource(os.fspath(source)))
         return self.search(query.text, k=k, mode=mode, method=method, include_weak=include_weak, explain=explain,
-                           rerank_facets=rerank_facets, exclude=query.exclude, within=within)
+                           rerank_facets=rerank_facets, exclude=query.exclude, within=within, correct=False)
 
     @_reports_damage
     def content_hashes(self, paths: Sequence[str]) -> dict[str, str]:

@@ -8,6 +8,7 @@ process, or Ray actors that keep a shard open on a cluster (:mod:`engine.cluster
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +23,8 @@ from engine.cluster.search import merge, shard_depth
 from engine.errors import MethodMismatchError, QueryError
 from engine.index import Index
 from engine.reports import IndexStatus
+from engine.search import confidence
+from engine.search.correction import with_correction
 from engine.search.like import LikeQuery, LikeSource
 from engine.search.results import Mode, SearchResponse, SearchResult
 from engine.search.statistics import CollectionStatistics
@@ -93,9 +96,18 @@ class Collection:
 
     def search(self, query: str, *, k: int = 10, mode: Mode | str = Mode.HYBRID, method: str | None = None,
                include_weak: bool = False, explain: bool = True, rerank_facets: bool | None = None,
-               exclude: Sequence[str] = (), within: Filters = Filters()) -> SearchResponse:
+               exclude: Sequence[str] = (), within: Filters = Filters(), second_look: bool = True,
+               correct: bool = True) -> SearchResponse:
         """The collection's ``k`` best documents for ``query``, as :meth:`engine.Index.search` ranks one index's
         (re-ranking by facets excepted: it reads candidates of every shard after the merge)."""
+        return with_correction(functools.partial(
+            self._search, k=k, mode=mode, method=method, include_weak=include_weak, explain=explain,
+            rerank_facets=rerank_facets, exclude=exclude, within=within, second_look=second_look), query, correct)
+
+    def _search(self, query: str, *, k: int, mode: Mode | str, method: str | None, include_weak: bool,
+                explain: bool, rerank_facets: bool | None, exclude: Sequence[str], within: Filters,
+                second_look: bool) -> SearchResponse:
+        """One search of ``query`` as written (:meth:`search`)."""
         started = time.perf_counter()
         mode = Mode(mode)
         if k < 1:
@@ -108,8 +120,10 @@ class Collection:
         collection = replace(CollectionStatistics.merged(self._each("statistics", query, mode=mode)),
                              calibration=self.calibration)
         responses = self._each("search", query, k=shard_depth(k), mode=mode, include_weak=True, explain=False,
-                               rerank_facets=False, exclude=exclude, within=within, collection=collection)
-        merged = merge(query, mode, k, include_weak, responses, collection.sentences, self._hashes(responses))
+                               rerank_facets=False, exclude=exclude, within=within, collection=collection,
+                               second_look=second_look, correct=False)
+        merged = merge(query, mode, k, include_weak, responses, collection.sentences, self._hashes(responses),
+                       confidence.shipped(self.manifest.method))
         results = self.explain(query, merged.results) if explain and merged.results else merged.results
         return replace(merged, results=tuple(results), seconds=time.perf_counter() - started)
 
@@ -147,7 +161,7 @@ class Collection:
         they share its shard."""
         query = self._like_query(source)
         return self.search(query.text, k=k, mode=mode, method=method, include_weak=include_weak, explain=explain,
-                           rerank_facets=rerank_facets, exclude=query.exclude, within=within)
+                           rerank_facets=rerank_facets, exclude=query.exclude, within=within, correct=False)
 
     def _like_query(self, source: LikeSource) -> LikeQuery:
         """The query for ``source`` from the shard that holds it: the one its path routes to, or the one its path with

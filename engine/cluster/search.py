@@ -18,9 +18,11 @@ from dataclasses import replace
 
 import numpy as np
 
+from engine.search import features, gate, secondlook
 from engine.search import relevance as rel
-from engine.search.calibration import MIN_SENTENCES
+from engine.search.confidence import ConfidenceModels, Strength, strength
 from engine.search.results import Mode, SearchResponse, SearchResult
+from engine.search.secondlook import Look
 from engine.store.filters import NOTHING_PASSES
 
 
@@ -30,53 +32,65 @@ def shard_depth(k: int) -> int:
 
 
 def merge(query: str, mode: Mode, k: int, include_weak: bool, responses: Sequence[SearchResponse],
-          sentences: int, hashes: Mapping[str, str]) -> SearchResponse:
+          sentences: int, hashes: Mapping[str, str], models: ConfidenceModels) -> SearchResponse:
     """Fuse the shards' ``responses`` (searched with ``include_weak`` and the collection's statistics) into the
-    collection's ``k`` best; ``sentences``: the collection's, which size the relevance bar; ``hashes``: the content
-    hash of each result's document, by path, which folds copies of one file held by different shards."""
+    collection's ``k`` best, each judged by the confidence ``models`` over the merged ranking as one index would
+    judge it (engine.search.gate.score: the features that compare a document with the others are measured again
+    among the collection's first documents, from what each shard's result carries); ``sentences``: the
+    collection's; ``hashes``: the content hash of each result's document, by path, which folds copies of one file
+    held by different shards."""
     pool = [r for response in responses for r in response.results]
     cosines = np.array([r.explanation.contributions.get("semantic", math.nan) for r in pool], dtype=np.float64)
     bm25 = np.array([r.explanation.bm25 or 0.0 for r in pool], dtype=np.float64)
     # what each shard's word side ranked by: its BM25, or in hybrid mode that counting related words
     ranking_bm25 = np.array([r.explanation.contributions.get("words", r.explanation.bm25 or 0.0) for r in pool],
                             dtype=np.float64)
-    evidence = np.array([r.explanation.contributions["evidence"] for r in pool], dtype=np.float64)
-    # what the gate weighed of each document: its evidence, and its word alignment where its shard weighed that
-    gated = [rel.gated(r.explanation.contributions["evidence"], r.explanation.contributions.get("alignment"), mode)
-             for r in pool]
     fused = rel.fuse(cosines, ranking_bm25, rel.semantic_share(mode)).tolist() if pool else []
     # ties by path: document ids differ between layouts, paths do not
     order = sorted(range(len(pool)), key=lambda i: (-fused[i], pool[i].path))
-    bar = rel.bar(mode, small_folder=sentences < MIN_SENTENCES)
-    floor = rel.WEAK_SHARE * rel.bar(mode, small_folder=False)
-    # each shard's gate weighed its best documents with the collection's statistics, and the collection's best
-    # documents are among their shards' best: a shard's answer is the collection's
-    answered = any(not r.nothing_relevant for r in responses)
     sem_rank = _ranks(pool, -np.nan_to_num(cosines, nan=-np.inf), ~np.isnan(cosines))
     lex_rank = _ranks(pool, -bm25, np.array([r.explanation.bm25 is not None for r in pool], dtype=bool))
-    top = order[0] if order else None
-    scale = rel.relevance(gated[top], bar) / fused[top] if top is not None and fused[top] > 0 else 0.0
-    ranked: list[SearchResult] = []
-    for i in order:
-        result = pool[i]
-        why = replace(result.explanation, semantic_rank=sem_rank[i], lexical_rank=lex_rank[i],
-                      contributions={**result.explanation.contributions, "fused": round(fused[i], 6)})
-        weak = not answered or float(evidence[i]) < floor
-        ranked.append(replace(result, score=round(scale * fused[i], 1), weak=weak, explanation=why))
-    ranked = _fold_copies(ranked, hashes)
-    strong = [r for r in ranked if not r.weak]
-    shown = ranked[:k] if include_weak else strong[:k]
-    weak_hidden = 0 if include_weak else _weak_before(ranked, k)
+    ranked = _fold_copies([replace(pool[i], explanation=replace(
+        pool[i].explanation, semantic_rank=sem_rank[i], lexical_rank=lex_rank[i],
+        contributions={**pool[i].explanation.contributions, "fused": round(fused[i], 6)})) for i in order], hashes)
     missing = set.intersection(*(set(r.missing) for r in responses)) if responses else set()
+    judged = _judged(ranked[: max(k, secondlook.DOCUMENTS)], mode, sentences, bool(missing), models)
+    shown = [r for r in judged if include_weak or r.related][:k]
+    unrelated = sum(not r.related for r in judged)
     return SearchResponse(
         query=query, mode=mode, method=responses[0].method if responses else "",
-        results=tuple(shown), nothing_relevant=not strong, weak_hidden=weak_hidden,
-        notes=_notes(responses),
+        results=tuple(shown), nothing_relevant=not any(r.related and r.strength is not Strength.UNLIKELY
+                                                       for r in shown),
+        weak_hidden=0 if include_weak else unrelated, notes=_notes(responses),
         missing=tuple(w for w in responses[0].missing if w in missing) if responses else (),
-        found=max(len(ranked) if include_weak else len(strong), len(shown)),
+        found=max(len(ranked) - (0 if include_weak else unrelated), len(shown)),
         found_at_least=any(r.found_at_least or r.found > len(r.results) for r in responses),
         did_you_mean=next((r.did_you_mean for r in responses if r.did_you_mean), None) if missing else None,
+        answer=gate.answer([(r.related, r.strength) for r in judged]),
+        confidence=next((r.confidence for r in judged if r.related), 0.0),
+        refined=any(r.refined for r in responses),
     )
+
+
+def _judged(ranked: Sequence[SearchResult], mode: Mode, sentences: int, missing_word: bool,
+            models: ConfidenceModels) -> list[SearchResult]:
+    """The merged ranking's first documents with their confidence, in the order the second look shows them."""
+    context = features.QueryContext(None, None, sentences, missing_word)
+    carried = [r.explanation.confidence_features for r in ranked]
+    evidence = [features.Evidence(c.get("z", 0.0), r.explanation.term_coverage, r.explanation.bm25 is not None,
+                                  r.explanation.contributions["fused"]) for r, c in zip(ranked, carried)]
+    looked = [c for c in carried[: secondlook.DOCUMENTS] if "m_opening" in c]
+    looks = [Look(c["m_opening"], c["m_sentence"]) for c in looked] if len(looked) == min(
+        len(ranked), secondlook.DOCUMENTS) else None
+    scored = gate.score(evidence, context, models, looks, reorder=mode is not Mode.LEXICAL)
+    out = []
+    for i, p in zip(scored.order, scored.probability):
+        r, level = ranked[i], strength(p)
+        related = r.related or gate.related(evidence[i], p)
+        why = replace(r.explanation, confidence_features={n: round(v, 6) for n, v in scored.features[i].items()})
+        out.append(replace(r, score=gate.card_score(p), confidence=round(p, 4), strength=level, related=related,
+                           weak=level is Strength.UNLIKELY, explanation=why))
+    return out
 
 
 def _notes(responses: Sequence[SearchResponse]) -> tuple[str, ...]:
@@ -110,14 +124,3 @@ def _fold_copies(ranked: Sequence[SearchResult], hashes: Mapping[str, str]) -> l
             first[content] = len(out)
         out.append(result)
     return out
-
-
-def _weak_before(ranked: Sequence[SearchResult], k: int) -> int:
-    """Weak documents ranked above the k-th strong one: those one index weighs, and hides, before it has k."""
-    weak = strong = 0
-    for result in ranked:
-        if strong >= k:
-            break
-        weak += result.weak
-        strong += not result.weak
-    return weak

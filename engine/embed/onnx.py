@@ -53,31 +53,30 @@ class OnnxSentenceModel:
         self._tokenizer = Tokenizer.from_file(str(tokenizer))
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(max_tokens)
+        self._max_tokens = max_tokens
         self._cache: OrderedDict[bytes, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit vectors of ``texts`` (float32, one row each; a text with no token is the [CLS] [SEP] pair's)."""
-        keys = [hashlib.blake2b(t.encode("utf-8", "surrogatepass"), digest_size=16).digest() for t in texts]
+    def encode(self, texts: Sequence[str], *, max_tokens: int | None = None) -> np.ndarray:
+        """Unit vectors of ``texts`` (float32, one row each; a text with no token is the [CLS] [SEP] pair's), each
+        cut to ``max_tokens`` tokens (at most the model's own limit; None: that limit)."""
+        limit = min(max_tokens or self._max_tokens, self._max_tokens)
+        tokens = [_cut(e.ids, limit) for e in self._tokenizer.encode_batch(list(texts))]
+        # by the tokens the model reads: a short text cut at any limit, or asked for again, is one vector
+        keys = [hashlib.blake2b(ids.tobytes(), digest_size=16).digest() for ids in tokens]
         with self._lock:
             known = {k: self._cache[k] for k in keys if k in self._cache}
-        todo = list({k: t for k, t in zip(keys, texts) if k not in known}.items())
-        if todo:
-            made = self._run([t for _, t in todo])
-            fresh = dict(zip((k for k, _ in todo), made))
-            known.update(fresh)
-            self._remember(fresh)
+        fresh = {}
+        for key, ids in zip(keys, tokens):
+            if key not in known and key not in fresh:
+                batch = ids[None, :]
+                fresh[key] = self._session.run(None, {"input_ids": batch, "attention_mask": np.ones_like(batch)})[0][0]
+        self._remember(fresh)
+        known.update(fresh)
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         for i, key in enumerate(keys):
             out[i] = known[key]
-        return out
-
-    def _run(self, texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), DIM), dtype=np.float32)
-        for row, encoding in enumerate(self._tokenizer.encode_batch(texts)):
-            ids = np.array([encoding.ids], dtype=np.int64)
-            out[row] = self._session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids)})[0][0]
         return out
 
     def _remember(self, fresh: dict[bytes, np.ndarray]) -> None:
@@ -87,6 +86,11 @@ class OnnxSentenceModel:
             self._cache.update(fresh)
             while len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
+
+
+def _cut(ids: list[int], limit: int) -> np.ndarray:
+    """Token ids cut to ``limit``, the closing [SEP] kept."""
+    return np.array(ids if len(ids) <= limit else [*ids[: limit - 1], ids[-1]], dtype=np.int64)
 
 
 @functools.cache

@@ -4,7 +4,7 @@ The collection is built from STS-B: one sentence of each near-paraphrase pair (g
 its query, kept only where at most half of the pair's content words (those of either sentence) are in both, so that
 finding the document takes meaning and not word matching; both sentences of unrelated pairs (gold <= 1) are more documents. Off-topic
 queries come from the classic retrieval collections (aeronautics, medicine, library science): nothing in a collection
-of captions, headlines and forum answers answers them. Scores compare what `quire search` shows (weak results cut)
+of captions, headlines and forum answers answers them. Scores compare what `quire search` lists (each result with its confidence)
 with the ungated ranking (``--all``) of the same index.
 """
 
@@ -18,9 +18,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from engine.errors import BenchmarkError
+from engine.eval.confidence_fit import ReliabilityBin, reliability
 from engine.eval.datasets import RETRIEVAL_COLLECTIONS, Collection, StsPairs
 from engine.eval.product import Built, Files, run_cli
+from engine.search.confidence import POSSIBLE
 from engine.text.terms import STOPWORDS, fold, query_terms
 
 log = logging.getLogger(__name__)
@@ -127,11 +131,12 @@ def load_offtopic(retrieval: Path, *, per_collection: int = OFFTOPIC_PER_COLLECT
 
 @dataclass(frozen=True)
 class Hit:
-    """One result line of `quire search`: the document, whether the gate flagged it weak, its cosine (None where the
-    mode gives none)."""
+    """One result line of `quire search`: the document, its confidence (0-1) and strength ("strong", "possible",
+    "unlikely"), its cosine (None where the mode gives none)."""
 
     doc: str
-    weak: bool
+    confidence: float
+    strength: str
     similarity: float | None
 
 
@@ -153,7 +158,7 @@ def search(built: Built, files: Files, queries: Mapping[str, str], mode: str, *,
                 doc = files.ids.get(str(Path(p).resolve()))
                 if doc is None:
                     raise BenchmarkError(f"search returned {p}, which is not a file of this collection")
-                hits.append(Hit(doc, bool(result["weak"]), result.get("similarity")))
+                hits.append(Hit(doc, float(result["confidence"]), str(result["strength"]), result.get("similarity")))
         out[str(item["id"])] = tuple(hits[:k])
     missing = set(queries) - set(out)
     if missing:
@@ -162,16 +167,20 @@ def search(built: Built, files: Files, queries: Mapping[str, str], mode: str, *,
 
 
 def shown(hits: Sequence[Hit], k: int = K) -> list[str]:
-    """The documents a person sees: the first ``k`` results the gate did not flag weak."""
-    return [h.doc for h in hits if not h.weak][:k]
+    """The documents a person sees: the first ``k`` results `quire search` lists (those that share something with
+    the query; an uncertain one is shown, labelled)."""
+    return [h.doc for h in hits][:k]
 
 
 @dataclass(frozen=True)
 class Scores:
-    """Percentages over the answerable queries (``shown_*`` read what the gate shows, ``ungated_*`` the ``--all``
-    ranking; ``cut_by_gate``: the right document in the ungated top k but not shown; ``answerable_nothing``: nothing
-    shown at all) and over the off-topic queries (``offtopic_nothing``: nothing shown, what should happen; per
-    collection in ``offtopic_nothing_by_collection``)."""
+    """Percentages over the answerable queries (``shown_*`` read what `quire search` lists, ``ungated_*`` the
+    ``--all`` ranking; ``cut_by_gate``: the right document in the ungated top k but not listed;
+    ``answerable_nothing``: nothing listed at all; ``first_at_least_possible``: the right document first and labelled
+    at least "possible") and over the off-topic queries (``offtopic_no_strong``: no result labelled strong, what
+    should happen, per collection in ``offtopic_no_strong_by_collection``; ``offtopic_best_under_30``: the best card
+    reads under 30; ``offtopic_best_card_median`` / ``_p95``: its number; ``offtopic_nothing``: nothing listed at
+    all). ``ece`` and ``reliability``: the calibration of the first k cards' confidence over all queries."""
 
     shown_at_k: float
     shown_top1: float
@@ -179,13 +188,20 @@ class Scores:
     ungated_top1: float
     cut_by_gate: float
     answerable_nothing: float
+    first_at_least_possible: float
+    offtopic_no_strong: float
+    offtopic_best_under_30: float
+    offtopic_best_card_median: float
+    offtopic_best_card_p95: float
     offtopic_nothing: float
-    offtopic_nothing_by_collection: dict[str, float]
+    offtopic_no_strong_by_collection: dict[str, float]
+    ece: float
+    reliability: tuple[ReliabilityBin, ...]
 
 
 def score(answers: AnswerSet, gated: Mapping[str, Sequence[Hit]], ungated: Mapping[str, Sequence[Hit]], *,
           k: int = K) -> Scores:
-    """Scores of one mode from its gated and ungated results (query id -> hits in rank order)."""
+    """Scores of one mode from its listed and ``--all`` results (query id -> hits in rank order)."""
     if not answers.answerable or not answers.offtopic:
         raise BenchmarkError("the benchmark needs answerable and off-topic queries; check the data and the rules")
 
@@ -195,9 +211,13 @@ def score(answers: AnswerSet, gated: Mapping[str, Sequence[Hit]], ungated: Mappi
     right = answers.answers
     seen = {q: shown(gated[q], k) for q in answers.queries()}
     ranked = {q: [h.doc for h in ungated[q]][:k] for q in answers.answerable}
+    best_off = np.array([gated[q][0].confidence if gated[q] else 0.0 for q in answers.offtopic])
+    no_strong = {q: all(h.strength != "strong" for h in gated[q][:k]) for q in answers.offtopic}
     by_collection: dict[str, list[bool]] = {}
     for q in answers.offtopic:
-        by_collection.setdefault(q.split(":", 1)[0], []).append(not seen[q])
+        by_collection.setdefault(q.split(":", 1)[0], []).append(no_strong[q])
+    cards = [(h.confidence, h.doc == right.get(q)) for q in answers.queries() for h in gated[q][:k]]
+    error, table = reliability(np.array([c for c, _ in cards]), np.array([float(y) for _, y in cards]))
     return Scores(
         shown_at_k=percent([right[q] in seen[q] for q in answers.answerable]),
         shown_top1=percent([seen[q][:1] == [right[q]] for q in answers.answerable]),
@@ -205,8 +225,15 @@ def score(answers: AnswerSet, gated: Mapping[str, Sequence[Hit]], ungated: Mappi
         ungated_top1=percent([ranked[q][:1] == [right[q]] for q in answers.answerable]),
         cut_by_gate=percent([right[q] in ranked[q] and right[q] not in seen[q] for q in answers.answerable]),
         answerable_nothing=percent([not seen[q] for q in answers.answerable]),
+        first_at_least_possible=percent([seen[q][:1] == [right[q]] and gated[q][0].strength != "unlikely"
+                                         for q in answers.answerable]),
+        offtopic_no_strong=percent(list(no_strong.values())),
+        offtopic_best_under_30=percent((best_off < POSSIBLE).tolist()),
+        offtopic_best_card_median=round(100 * float(np.median(best_off)), 1),
+        offtopic_best_card_p95=round(100 * float(np.percentile(best_off, 95)), 1),
         offtopic_nothing=percent([not seen[q] for q in answers.offtopic]),
-        offtopic_nothing_by_collection={name: percent(flags) for name, flags in by_collection.items()},
+        offtopic_no_strong_by_collection={name: percent(flags) for name, flags in by_collection.items()},
+        ece=round(error, 4), reliability=tuple(table),
     )
 
 

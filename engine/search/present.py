@@ -14,8 +14,8 @@ from engine.search import relevance as rel
 from engine.search.annotate import annotate
 from engine.search.calibration import Calibration
 from engine.search.candidates import semantic_side_score, word_side_score
-from engine.search.gate import Verdict
-from engine.search.passages import ChosenPassage
+from engine.search.confidence import Strength
+from engine.search.gate import Judged, card_score
 from engine.search.query import Query
 from engine.search.results import Explanation, Highlight, MatchedTerm, Mode, SearchResult
 from engine.store.database import Store
@@ -28,10 +28,10 @@ log = logging.getLogger(__name__)
 CONTEXT_RADIUS = 2
 
 
-def result(passage: ChosenPassage, query: Query, verdict: Verdict, copies: Sequence[str],
-           calibration: Calibration | None) -> SearchResult:
-    """The result for one document shown by ``passage`` (context left empty: :func:`explain` adds it), weak and
-    scored as the gate's ``verdict`` says; ``copies``: the paths of files with the same content."""
+def result(judged: Judged, query: Query, copies: Sequence[str], calibration: Calibration | None) -> SearchResult:
+    """The result for one document as the verdict ``judged`` it (context left empty: :func:`explain` adds it);
+    ``copies``: the paths of files with the same content."""
+    passage = judged.passage
     doc, record, best, similarity = passage.doc, passage.record, passage.best, passage.similarity
     written = _written_forms(passage.holding, passage.matched, query)
     percentile = calibration.percentile(similarity) if calibration and similarity is not None else None
@@ -51,33 +51,25 @@ def result(passage: ChosenPassage, query: Query, verdict: Verdict, copies: Seque
         # "semantic" and "words": the document's scores on the two sides, which a collection's merge of its
         # shards' rankings fuses again (engine.cluster.search); "words" counts related words (hybrid mode)
         contributions={"fused": round(doc.fused, 6), "evidence": round(doc.evidence, 4),
-                       **verdict.contributions.get(doc.doc_id, {}),
                        **({} if math.isnan(semantic := semantic_side_score(doc)) else {"semantic": semantic}),
                        **({"words": word_side_score(doc)} if doc.lex_related else {})},
         boilerplate=doc.boilerplate,
+        confidence_features={name: round(value, 6) for name, value in judged.features.items()},
     )
     return SearchResult(
-        path=record.path, title=record.title or "", score=round(float(verdict.score[doc.doc_id]), 1),
+        path=record.path, title=record.title or "", score=card_score(judged.probability),
         similarity=None if similarity is None else round(float(similarity), 4),
         sentence=best.text, start=best.start, end=best.end, page=best.page, ordinal=best.ordinal,
         context_before=(), context_after=(),
         highlights=tuple(Highlight(a, b, s, 1.0) for a, b, s in T.matches(best.text, query.stem_set)),
         explanation=explanation,
-        weak=verdict.weak[doc.doc_id],
+        weak=judged.strength is Strength.UNLIKELY,
         duplicates=tuple(copies),
         sentence_id=best.id,
+        confidence=round(judged.probability, 4),
+        strength=judged.strength,
+        related=judged.related,
     )
-
-
-def monotonic(results: list[SearchResult]) -> list[SearchResult]:
-    """Scores that never rise down the list: a re-ranking after fusion (facets) may move a document above one with
-    a higher fused score, and the number on each card must agree with the order the cards are in."""
-    out: list[SearchResult] = []
-    for result in results:
-        if out and result.score > out[-1].score:
-            result = replace(result, score=out[-1].score)
-        out.append(result)
-    return out
 
 
 def _written_forms(texts: Sequence[str], stems: frozenset[str], query: Query) -> dict[str, str]:

@@ -73,13 +73,13 @@ def query_scale(calibration: Calibration | None, null_sample: np.ndarray | None,
     cosine does (drawing the tail in by sqrt(n), as for independent sentences, answered 12% of off-topic
     paragraph-long queries; docs/decisions/0002-score-fusion-and-relevance-gate.md).
     """
-    mean = tail = null_mean = None
+    mean = tail = null_mean = null_spread = None
     if calibration is not None:
         mean, tail = calibration.mean, calibration.threshold
     if query_vectors is not None and null_sample is not None and len(null_sample) >= 2:
         sims = (null_sample @ query_vectors.T).mean(axis=1)
-        null_mean = float(sims.mean())
-    return rel.Scale(mean, tail, rel.lexical_bound(idf), null_mean)
+        null_mean, null_spread = float(sims.mean()), float(sims.std())
+    return rel.Scale(mean, tail, rel.lexical_bound(idf), null_mean, null_spread)
 
 
 @dataclass(frozen=True)

@@ -1,18 +1,16 @@
-"""How much a document's evidence is worth: score fusion for the ranking, and an absolute scale for the gate and the
-number a person reads.
-
-Two scales, for two jobs (docs/decisions/0002-score-fusion-and-relevance-gate.md):
+"""How much a document's evidence is worth: score fusion for the ranking, and an absolute scale for choosing the
+sentence a document is shown by.
 
 - **Ranking** fuses the two sides' *scores*, each normalised over the query's own candidates (best cosine min-max
   over the semantic candidates, BM25 over the best BM25), as a convex combination. Unlike rank fusion this keeps
   margins: a document whose BM25 stands far above the rest keeps that lead (Bruch et al., "An Analysis of Fusion
-  Functions for Hybrid Retrieval", ACM TOIS 2023: a convex combination of normalised scores beats RRF when tuned).
-- **Relevance** puts evidence on a scale that means the same in every query and index: the best sentence's cosine
-  in units of the index's random-pair distribution (1.0 = the cosine random pairs exceed one time in a thousand),
-  plus the BM25 as a share of what the query's most informative words could score. A query is answered when one of
-  its best documents clears the bar once its best sentence's word alignment with the query is weighed in
-  (``engine.search.alignment``; docs/decisions/0016-word-alignment-in-the-gate.md). A folder too small to calibrate
-  uses its method's prior, measured on general text.
+  Functions for Hybrid Retrieval", ACM TOIS 2023: a convex combination of normalised scores beats RRF when tuned;
+  docs/decisions/0002-score-fusion-and-relevance-gate.md).
+- **Evidence** puts a cosine and a BM25 on one scale that means the same in every query and index: the cosine in
+  units of the index's random-pair distribution (1.0 = the cosine random pairs exceed one time in a thousand), plus
+  the BM25 as a share of what the query's most informative words could score. It decides between a document's
+  sentences (engine.search.passages); whether a document answers is the confidence model's
+  (engine.search.confidence).
 """
 
 from __future__ import annotations
@@ -27,34 +25,15 @@ from engine.search.results import Mode
 # sentence and centroid, engine.search.meaning): tuned with it on the five classic collections
 # (docs/decisions/0015-document-meaning.md; the best sentence alone had 0.3, decision 0002).
 SEMANTIC_SHARE = 0.5
-# Evidence a document needs to answer a query, on the relevance scale (cosine units + LEXICAL_VOTE x BM25 share).
-RELEVANT = 1.4
+# What the relevance scale counts a document's words as worth against its meaning: a BM25 of the query's key words'
+# bound is worth 2.1 units of cosine (docs/decisions/0002-score-fusion-and-relevance-gate.md).
 LEXICAL_VOTE = 2.1
-# Lexical mode has no semantic side: a BM25 of 43% of what the query's key words could score (0.9 / LEXICAL_VOTE).
-# At 1.4 it answered nothing to 3-23% of the classic collections' queries; 0.9 keeps 97% of off-topic queries
-# unanswered and every classic collection under 2% (docs/decisions/0002-score-fusion-and-relevance-gate.md).
-LEXICAL_RELEVANT = 0.9
+# Where an index is too small to calibrate and its method ships no prior, the best semantic document is taken to
+# stand this far up the scale, the others in proportion to how far they stand above the query's null.
+UNCALIBRATED_BEST = 1.4
 # A passage can hardly be expected to hold more than this many of a long query's words: the lexical share is of
-# the query's most informative words, so that a paragraph-long query is not judged by a bar no passage clears.
+# the query's most informative words, so that a paragraph-long query is not judged by a bound no passage reaches.
 KEY_WORDS = 5
-# The gate weighs a document's evidence + ALIGNMENT_WEIGHT x (F - ALIGNMENT_CENTRE), F its best sentence's word
-# alignment with the query (engine.search.alignment): a sentence that shares one phrase with an unrelated query
-# aligns at 0.3 or less and needs more evidence, a paraphrase whose words line up needs less; at the centre the bar is
-# the evidence's alone (docs/decisions/0016-word-alignment-in-the-gate.md).
-ALIGNMENT_WEIGHT = 1.5
-ALIGNMENT_CENTRE = 0.4
-# Lexical mode has no cosine and a lower bar: its centre sits lower, so that queries found by their words alone stay
-# answered (decision 0016).
-LEXICAL_ALIGNMENT_CENTRE = 1 / 3
-# Documents, most evidence first, whose alignment the gate weighs: the answer is decided by the best few, and the
-# replay that set ALIGNMENT_WEIGHT and ALIGNMENT_CENTRE weighed these ten (decision 0016).
-ALIGNED_DOCS = 10
-# Of an answered query, documents below this share of RELEVANT are too weak to show.
-WEAK_SHARE = 0.25
-# A folder too small to calibrate (engine.search.calibration.MIN_SENTENCES) is judged on its method's prior, with
-# this share of the bar: its best sentence is the best of a few hundred chances at most, where the 1-in-1000 tail
-# was set for indexes of thousands (docs/decisions/0003-a-prior-for-small-folders.md).
-SMALL_FOLDER_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -70,6 +49,7 @@ class Scale:
     tail: float | None
     lexical_bound: float
     null_mean: float | None = None
+    null_spread: float | None = None  # the standard deviation of those cosines
 
     def evidence(self, cosine: np.ndarray, bm25: np.ndarray) -> np.ndarray:
         """Each document's evidence on the relevance scale (NaN cosine: not found semantically).
@@ -85,7 +65,7 @@ class Scale:
         elif found.any() and self.null_mean is not None:
             best = float(cosine[found].max())
             if best > self.null_mean:
-                semantic[found] = RELEVANT * (cosine[found] - self.null_mean) / (best - self.null_mean)
+                semantic[found] = UNCALIBRATED_BEST * (cosine[found] - self.null_mean) / (best - self.null_mean)
         lexical = bm25 / self.lexical_bound if self.lexical_bound > 0 else np.zeros_like(bm25)
         return np.maximum(semantic, 0.0) + LEXICAL_VOTE * lexical
 
@@ -123,25 +103,3 @@ def fuse(cosine: np.ndarray, bm25: np.ndarray, semantic_share: float,
 def semantic_share(mode: Mode) -> float:
     """The semantic side's share of the fused score in ``mode``."""
     return {Mode.SEMANTIC: 1.0, Mode.LEXICAL: 0.0, Mode.HYBRID: SEMANTIC_SHARE}[mode]
-
-
-def bar(mode: Mode, *, small_folder: bool) -> float:
-    """The evidence a document needs to answer a query in ``mode``: semantic mode is judged on both sides' evidence
-    as hybrid is (it only ranks by meaning alone); lexical mode has no semantic side and a bar of its own."""
-    value = LEXICAL_RELEVANT if mode is Mode.LEXICAL else RELEVANT
-    return value * SMALL_FOLDER_SHARE if small_folder else value
-
-
-def gated(evidence: float, alignment: float | None, mode: Mode) -> float:
-    """What the gate weighs of a document in ``mode``: its evidence, moved by its best sentence's word ``alignment``
-    with the query (F, 0-1) where that was weighed (None: not weighed, the evidence alone)."""
-    if alignment is None:
-        return evidence
-    centre = LEXICAL_ALIGNMENT_CENTRE if mode is Mode.LEXICAL else ALIGNMENT_CENTRE
-    return evidence + ALIGNMENT_WEIGHT * (alignment - centre)
-
-
-def relevance(evidence: float, bar: float = RELEVANT) -> float:
-    """The 0-100 number shown for evidence on the relevance scale: the ``bar`` a document must clear maps to 50,
-    twice it to 75."""
-    return 100.0 * (1.0 - 2.0 ** (-max(evidence, 0.0) / bar))

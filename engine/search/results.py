@@ -7,6 +7,17 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 
 from engine.facets.results import Facet, FacetExplanation
+from engine.search.confidence import Strength
+
+
+class Answer(str, Enum):
+    """What a search found, as a whole: a strong or a possible answer, only the closest passages (none is likely),
+    or nothing that shares meaning or words with the query (docs/decisions/0040-calibrated-confidence.md)."""
+
+    STRONG = "strong"
+    POSSIBLE = "possible"
+    CLOSEST = "closest"
+    NOTHING = "nothing"
 
 
 class Mode(str, Enum):
@@ -63,6 +74,8 @@ class Explanation:
     contributions: dict[str, float]
     boilerplate: bool = False
     facets: FacetExplanation | None = None
+    # what the confidence model read (engine.search.features), by name: the window's "Details" and the fit's data
+    confidence_features: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -79,9 +92,11 @@ class Highlight:
 class SearchResult:
     """One document, represented by its best sentence.
 
-    ``score`` is the number a result is shown with, 0-100: it follows the ranking down the list and reads 50 at the
-    relevance gate's bar (docs/decisions/0002-score-fusion-and-relevance-gate.md, "Card score"); ``similarity`` is
-    the cosine between the query and the best sentence (None where the method has no vectors for it). ``start``/``end`` are character offsets of the sentence in the document's text.
+    ``confidence`` is the estimated probability that the document answers the query (learned and calibrated:
+    engine.search.confidence), never above the result's before it, ``strength`` its word ("strong", "possible",
+    "unlikely") and ``score`` the number shown, the confidence in percent; ``weak``: the confidence is "unlikely".
+    ``similarity`` is the cosine between the query and the best sentence (None where the method has no vectors for
+    it). ``start``/``end`` are character offsets of the sentence in the document's text.
     ``sentence_id``: the sentence's id in the index that found it (ids are never reused, so it names this sentence
     for as long as it is indexed); None in a result not made by a search.
     """
@@ -103,6 +118,9 @@ class SearchResult:
     duplicates: tuple[str, ...] = ()
     facets: tuple[Facet, ...] = ()
     sentence_id: int | None = None
+    confidence: float = 0.0
+    strength: Strength = Strength.UNLIKELY
+    related: bool = True  # shares a word or meaning with the query (False: listed only with include_weak)
 
     def to_json(self) -> dict:
         """The documented JSON shape of `quire search --json` (see README)."""
@@ -115,13 +133,17 @@ class SearchResult:
 
 @dataclass(frozen=True)
 class SearchResponse:
-    """Results for one query; ``nothing_relevant`` when every candidate was too weak to show. ``missing``: the
+    """Results for one query. ``answer`` says what was found as a whole (a strong or possible answer, only the
+    closest passages, or nothing that shares meaning or words with the query), ``confidence`` the probability that
+    the first result answers, ``nothing_relevant`` that no result is at least possible; ``refined``: the second
+    look re-read the first results (engine.search.secondlook). ``corrected_from``: the query as typed, where it
+    found no strong match and these are the results of its spelling correction (``query``). ``missing``: the
     query's words that no passage of the index holds (counted where words are ranked: hybrid and lexical), which is
     often why nothing relevant was found and what a person would change first. ``did_you_mean``: the query with
     those words spelt as close words the index holds (engine.search.spelling), when there are such words.
 
-    ``found``: how many documents the search found that it would show with a larger ``k`` (those of the ranking not
-    too weak to show; every one with ``include_weak``), so a list can say "1-10 of 37"; files with the same content
+    ``found``: how many documents the search found that it would show with a larger ``k`` (those of the ranking that
+    share something with the query; every one with ``include_weak``), so a list can say "1-10 of 37"; files with the same content
     count once each here but are shown once. ``found_at_least``: a ranking stopped at its depth (``CANDIDATES``
     sentences or passages), so more documents may qualify and ``found`` is a lower bound."""
 
@@ -137,6 +159,10 @@ class SearchResponse:
     found: int = 0
     found_at_least: bool = False
     did_you_mean: str | None = None
+    answer: Answer = Answer.NOTHING
+    confidence: float = 0.0
+    refined: bool = False
+    corrected_from: str | None = None
 
     def to_json(self) -> dict:
         """JSON for the CLI and benchmarks."""
@@ -144,6 +170,10 @@ class SearchResponse:
             "query": self.query,
             "mode": self.mode.value,
             "method": self.method,
+            "answer": self.answer.value,
+            "confidence": round(self.confidence, 4),
+            "refined": self.refined,
+            "corrected_from": self.corrected_from,
             "nothing_relevant": self.nothing_relevant,
             "weak_hidden": self.weak_hidden,
             "found": self.found,

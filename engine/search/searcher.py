@@ -10,6 +10,7 @@ through their best sentence (docs/architecture.md, "The query path").
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Collection, Iterator, Sequence
@@ -17,17 +18,18 @@ from collections.abc import Collection, Iterator, Sequence
 import numpy as np
 
 from engine.blas import one_blas_thread
+from engine.embed import onnx
 from engine.embed.base import Embedder
 from engine.facets import rerank as facet_rerank
 from engine.facets.space import FacetSpace
-from engine.search import fusion, pick, present, spelling
+from engine.search import confidence, features, fusion, gate, pick, present, secondlook, spelling
 from engine.search.calibration import Calibration
 from engine.search.candidates import Candidate
-from engine.search.gate import Gate, RelevanceGate, Verdict
+from engine.search.correction import with_correction
+from engine.search.gate import Verdict
 from engine.search.passages import CandidateSentences, ChosenPassage, PassageChooser
-from engine.search.pick import Picked
 from engine.search.query import Query, checked, query_scale, stop_words_note, word_idf
-from engine.search.results import Mode, SearchResponse, SearchResult
+from engine.search.results import Answer, Mode, SearchResponse, SearchResult
 from engine.search.retrieve import Retrieved, Retriever, running_beside, word_thread
 from engine.search.similarity import SentenceVectors
 from engine.search.statistics import CollectionStatistics
@@ -62,38 +64,81 @@ class Searcher:
         self.retriever = Retriever(store, vectors, embedder, facets, collection)
         self.sentence_vectors = SentenceVectors(store, vectors, embedder)
         self.chooser = PassageChooser(store, self.sentence_vectors)
-        self.gate: Gate = RelevanceGate(store, facets, embedder, collection)
+        method = embedder.name if embedder is not None else "static"
+        self.models = confidence.shipped(method)
+        # the sentence model's second look, where its files are there (a checkout may lack the built model)
+        self.second_look = secondlook.SecondLook(store) if onnx.available() else None
 
     def search(self, text: str, *, k: int = 10, mode: Mode = Mode.HYBRID, include_weak: bool = False,
                explain: bool = True, rerank_facets: bool | None = None, exclude: Collection[str] = (),
-               within: Filters = Filters()) -> SearchResponse:
-        """Rank documents for the query ``text``; weak results are cut (or, with ``include_weak``, kept and flagged).
-        Documents at the paths in ``exclude`` are left out (the source of a "more like this" search), and so are those
-        ``within`` does not let through (folders, file types, modification times).
+               within: Filters = Filters(), second_look: bool = True, correct: bool = True) -> SearchResponse:
+        """Rank documents for the query ``text``, each with its probability of answering it; documents that share nothing
+        with the query are left out (with ``include_weak``, kept and flagged). Documents at the paths in
+        ``exclude`` are left out (the source of a "more like this" search), and so are those ``within`` does not let
+        through (folders, file types, modification times).
 
+        ``second_look``: the first documents are read again by the sentence model, which re-orders them and refines
+        their confidence (engine.search.secondlook); without it the answer is the first ranking's, at once.
         ``rerank_facets`` re-orders the head of the ranking by facet set distance (``engine.facets.rerank``; None:
-        its measured default).
+        its measured default). ``explain=False`` is for tools that only read the ranking (benchmarks, ``quire
+        search --queries --no-explain``): the same results in the same order, without the per-result work that
+        serves people (facet chips and evidence, surrounding sentences), which is most of a query's time.
 
-        ``explain=False`` is for tools that only read the ranking (benchmarks, ``quire search --queries
-        --no-explain``): the same results in the same order, without the per-result work that serves people (facet
-        chips and evidence, surrounding sentences), which is most of a query's time.
+        ``correct``: a query that finds no strong match, with a word no passage holds and a spelling correction of
+        it (``did_you_mean``), is searched as corrected too, and answered so where that does better
+        (``corrected_from`` names the query as typed).
         """
+        run = functools.partial(self._search, k=k, mode=mode, include_weak=include_weak, explain=explain,
+                                rerank_facets=rerank_facets, exclude=exclude, within=within, second_look=second_look)
+        return with_correction(run, text, correct)
+
+    def _search(self, text: str, *, k: int, mode: Mode, include_weak: bool, explain: bool,
+                rerank_facets: bool | None, exclude: Collection[str], within: Filters,
+                second_look: bool) -> SearchResponse:
+        """One search of the query ``text`` as it is written (:meth:`search`)."""
         started = time.perf_counter()
         text = checked(text, k)
         notes: list[str] = []
+        looking = second_look and self.second_look is not None
         # the ranking's products are small: on one BLAS thread (engine/blas.py); explanations keep every thread
         with one_blas_thread():
             found = self.retriever.retrieve(text, mode, notes, filtered=bool(within))
             query, ranking = self._rank(text, mode, found, notes, exclude, within, depth=3 * k + 10)
             candidates = CandidateSentences(self.chooser)
-            verdict = self.gate.judge(ranking, query, candidates)
             head = self._reranked(ranking.head, query, candidates, rerank_facets)
-            picked = pick.pick_shown(self._chosen(head, query, candidates, k), verdict, k, include_weak)
-            results = self._results(picked, query, verdict)
+            window = max(k, secondlook.DOCUMENTS if looking else features.SCREEN)
+            kept = pick.distinct(self._chosen(head, query, candidates, window), window)
+            verdict = self._judge(query, found, kept.passages, looking)
+            shown = pick.shown(verdict, k, include_weak)
+            results = [present.result(j, query, kept.copies.get(j.passage.doc.doc_id, ()), self.calibration)
+                       for j in shown]
         if explain:
-            results = present.explain(self.store, self.facets, text, results, [p.best for p in picked.shown])
-        found_count = len(ranking.ranked) if include_weak else verdict.strong
-        return self._response(query, found, picked, results, found_count, notes, include_weak, started)
+            results = present.explain(self.store, self.facets, text, results, [j.passage.best for j in shown])
+        return self._response(query, found, ranking, verdict, results, notes, include_weak, looking, started)
+
+    def _judge(self, query: Query, found: Retrieved, passages: Sequence[ChosenPassage], looking: bool) -> Verdict:
+        """The verdict on the distinct documents ``passages`` (engine.search.gate), with the second look's cosines of
+        the first of them where ``looking``."""
+        context = features.QueryContext(query.scale.null_mean, query.scale.null_spread, self._sentences(),
+                                        any(not found.words.df.get(s, 0) for s in query.stems))
+        looks = None
+        if looking and self.second_look is not None:
+            looks = self.second_look.look(query.text, passages[: secondlook.DOCUMENTS])
+        return gate.judge(passages, context, self.models, looks, reorder=query.mode is not Mode.LEXICAL,
+                          cosines=self._lexical_cosines(query, passages))
+
+    def _lexical_cosines(self, query: Query, passages: Sequence[ChosenPassage]) -> dict[int, float] | None:
+        """In lexical mode, which ranks without the query's vectors, the shown sentences' cosines with the query for
+        their confidence (None in the other modes, whose passages carry theirs)."""
+        if query.vectors is not None or self.embedder is None or not passages:
+            return None
+        vectors = self.embedder.encode([query.text])
+        if not np.linalg.norm(vectors):
+            return None
+        return self.sentence_vectors.cosines(vectors, [p.best.id for p in passages])
+
+    def _sentences(self) -> int:
+        return self.collection.sentences if self.collection else self.store.sentence_count()
 
     def _rank(self, text: str, mode: Mode, found: Retrieved, notes: list[str], exclude: Collection[str],
               within: Filters, depth: int) -> tuple[Query, fusion.Ranking]:
@@ -154,31 +199,34 @@ class Searcher:
         order = facet_rerank.rerank(self.store, query.text, [candidates[d.doc_id] for d in head], self.facets)
         return [head[i] for i in order]
 
-    def _chosen(self, head: Sequence[Candidate], query: Query, candidates: CandidateSentences, k: int
+    def _chosen(self, head: Sequence[Candidate], query: Query, candidates: CandidateSentences, n: int
                 ) -> Iterator[ChosenPassage]:
         """Each document's passage, in ranking order; lazily: the next part of the ranking is weighed only if the
-        ones before did not give ``k`` results."""
-        for part in pick.rounds(head, k):
+        ones before did not give ``n`` distinct documents."""
+        for part in pick.rounds(head, n):
             yield from self.chooser.choose(part, query, candidates)
 
-    def _results(self, picked: Picked, query: Query, verdict: Verdict) -> list[SearchResult]:
-        """The shown documents as results (most documents weighed are weak and never shown: only these are made)."""
-        return present.monotonic([
-            present.result(p, query, verdict, picked.copies.get(p.doc.doc_id, ()), self.calibration)
-            for p in picked.shown])
-
-    def _response(self, query: Query, found: Retrieved, picked: Picked, results: list[SearchResult], found_count: int,
-                  notes: list[str], include_weak: bool, started: float) -> SearchResponse:
+    def _response(self, query: Query, found: Retrieved, ranking: fusion.Ranking, verdict: Verdict,
+                  results: list[SearchResult], notes: list[str], include_weak: bool, refined: bool,
+                  started: float) -> SearchResponse:
         """The response: the results and what the search noted, the query's words no passage holds and, for them,
         the query spelt as close words of the index's own vocabulary (``engine.search.spelling``)."""
         missing = present.missing_words(self.store, query.text, query.stems, found.words.df)
         language = self.facets.tokenizer if self.facets else None  # a word of the language is not a typo (0010)
+        judged_ids = {j.passage.doc.doc_id for j in verdict.order}
+        unrelated = sum(not j.related for j in verdict.order)
+        context = features.QueryContext(query.scale.null_mean, query.scale.null_spread, 0, False)
+        # beyond the documents judged, one shares something with the query if it holds a query word or is close
+        beyond = sum(1 for d in ranking.ranked if d.doc_id not in judged_ids and (
+            include_weak or d.lex_passage is not None or (
+                d.sem_sentence is not None and features.z_of(d.sem_cosine, context) >= gate.RELATED_Z)))
         return SearchResponse(
             query=query.text, mode=query.mode, method=self.embedder.name if self.embedder else "",
-            results=tuple(results), nothing_relevant=not picked.strong,
-            weak_hidden=0 if include_weak else picked.kept - picked.strong,
+            results=tuple(results), nothing_relevant=verdict.answer in (Answer.CLOSEST, Answer.NOTHING),
+            weak_hidden=0 if include_weak else unrelated,
             seconds=time.perf_counter() - started, notes=tuple(notes),
-            missing=missing, found=max(found_count, len(results)),
+            missing=missing, found=max(len(verdict.order) - (0 if include_weak else unrelated) + beyond, len(results)),
             found_at_least=present.ranking_cut(query.mode, self.vectors, found.words.df, found.depth),
             did_you_mean=spelling.did_you_mean(self.store, query.text, missing, language) if missing else None,
+            answer=verdict.answer, confidence=verdict.confidence, refined=refined,
         )
