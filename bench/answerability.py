@@ -4,7 +4,7 @@ questions the collection cannot answer?
 Documents are STS-B sentences, one per file; answerable queries are paraphrases of one of them (gold >= 4) that share
 at most half of their content words with it; off-topic queries are a seeded sample of the classic retrieval
 collections' queries (engine/eval/answerability.py has the rules). Everything runs through the product: `quire index`
-once per method, then `quire search --queries` per mode twice, as a user gets it (weak results cut) and with
+once per method, then `quire search --queries` per mode twice, as a user gets it (each result labelled by its confidence) and with
 ``--all`` (the ungated ranking), so a loss can be told apart as the ranking's or the gate's.
 
 Run: ``python bench/answerability.py [--methods static,sbert] [--modes hybrid,semantic,lexical] [--split test]``;
@@ -32,8 +32,9 @@ MODES = ("hybrid", "semantic", "lexical")
 # Examples of each failure kept in the JSON: enough to see what kind of query fails, not a dump.
 EXAMPLES = 3
 COLUMNS = (("shown_at_k", "shown@10"), ("shown_top1", "shown top-1"), ("ungated_at_k", "ungated@10"),
-           ("ungated_top1", "ungated top-1"), ("cut_by_gate", "cut by gate"),
-           ("answerable_nothing", "answerable: nothing"), ("offtopic_nothing", "off-topic: nothing"),
+           ("ungated_top1", "ungated top-1"), ("first_at_least_possible", "first, >= possible"),
+           ("offtopic_no_strong", "off-topic: no strong"), ("offtopic_best_under_30", "off-topic: best < 30"),
+           ("offtopic_best_card_p95", "off-topic best card p95"), ("ece", "ECE"),
            ("cosine_separation", "cosine separation"))
 
 
@@ -52,12 +53,13 @@ def measure_mode(answers: ans.AnswerSet, built: Built, files: Files, mode: str, 
 
 
 def examples(answers: ans.AnswerSet, gated: dict, ungated: dict) -> dict:
-    """A few answerable queries whose right document the gate cut, and off-topic queries that were shown something."""
+    """A few answerable queries whose right document was not listed, and off-topic queries shown a strong result."""
     docs = answers.documents
     cut = [{"query": answers.answerable[q], "document": docs[d]} for q, d in answers.answers.items()
            if d in [h.doc for h in ungated[q]] and d not in ans.shown(gated[q])]
-    answered = [{"query": answers.offtopic[q], "shown_first": docs[ans.shown(gated[q])[0]]} for q in answers.offtopic
-                if ans.shown(gated[q])]
+    answered = [{"query": answers.offtopic[q], "shown_first": docs[gated[q][0].doc],
+                 "confidence": gated[q][0].confidence} for q in answers.offtopic
+                if gated[q] and gated[q][0].strength == "strong"]
     return {"cut_by_gate": cut[:EXAMPLES], "offtopic_shown": answered[:EXAMPLES]}
 
 
