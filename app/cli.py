@@ -23,7 +23,7 @@ from engine.config import IndexConfig
 from engine.errors import QueryError, QuireError
 from engine.ingest.readers.base import Limits
 from engine.locations import default_index_dir
-from engine.search.results import Mode, named
+from engine.search.results import Answer, Mode, named
 from engine.store.filters import Filters
 from engine.text.pages import page_label
 from engine.text.paths import readable
@@ -218,7 +218,9 @@ _MOMENT = _Moment()
 @click.option("--like", "like", metavar="FILE[:PAGE|#SENTENCE]",
               help="other documents like an indexed file, one page of it (from 1), or one sentence of it (the "
                    "`ordinal` that --json prints, from 0); the file itself is left out")
-@click.option("--all", "include_weak", is_flag=True, help="also list weak matches (flagged), not only relevant ones")
+@click.option("--all", "include_weak", is_flag=True,
+              help="also list the documents that share nothing with the query, not only the related ones")
+@click.option("--exact", is_flag=True, help="search the query as typed, not its spelling correction")
 @click.option("--explain/--no-explain", default=True, show_default=True,
               help="facet explanations and context per result; --no-explain gives the same ranking faster (benchmarks)")
 @click.option("--rerank-facets/--no-rerank-facets", default=None,
@@ -233,7 +235,7 @@ _MOMENT = _Moment()
 @_json_option
 @_handle_errors
 def search(text: str | None, db: Path | None, k: int, mode: str | None, method: str | None, queries: Path | None,
-           like: str | None, include_weak: bool, explain: bool, rerank_facets: bool | None,
+           like: str | None, include_weak: bool, exact: bool, explain: bool, rerank_facets: bool | None,
            folders: tuple[Path, ...], types: tuple[str, ...], since: float | None, before: float | None,
            cluster: str | None, as_json: bool) -> None:
     """Search the index by meaning and by words, or (--like) for documents like one you have."""
@@ -252,13 +254,15 @@ def search(text: str | None, db: Path | None, k: int, mode: str | None, method: 
             for item in _read_queries(queries):
                 try:
                     out = idx.search(item["text"], k=k, mode=mode, method=method, include_weak=include_weak,
-                                     explain=explain, rerank_facets=rerank_facets, within=within).to_json()
+                                     explain=explain, rerank_facets=rerank_facets, within=within,
+                                     correct=not exact).to_json()
                 except QueryError as e:
                     # one unusable query must not cost the answers to the others
                     click.echo(json.dumps({"id": item["id"], "error": str(e), "results": []}))
                     continue
                 freeze_long_lived()  # and keeps searching: what it holds out of full collections (0022, 0025)
-                click.echo(json.dumps({"id": item["id"], **{key: out[key] for key in ("results", "nothing_relevant")}}))
+                click.echo(json.dumps({"id": item["id"], **{key: out[key] for key in (
+                    "results", "answer", "confidence", "nothing_relevant", "corrected_from")}}))
             return
         if like is not None:
             from engine.search.like import LikeSource
@@ -268,7 +272,7 @@ def search(text: str | None, db: Path | None, k: int, mode: str | None, method: 
                                        within=within)
         else:
             response = idx.search(text, k=k, mode=mode, method=method, include_weak=include_weak, explain=explain,
-                                  rerank_facets=rerank_facets, within=within)
+                                  rerank_facets=rerank_facets, within=within, correct=not exact)
     if as_json:
         click.echo(json.dumps(response.to_json()))
         return
@@ -299,17 +303,23 @@ def _read_queries(path: Path) -> list[dict]:
 
 
 def _print_response(response) -> None:
+    if response.corrected_from is not None:
+        click.echo(f"showing results for “{response.query}”; search instead for “{response.corrected_from}” with "
+                   f"--exact")
     if not response.results:
-        hidden = f" ({response.weak_hidden} weak matches hidden; --all shows them)" if response.weak_hidden else ""
+        hidden = f" ({response.weak_hidden} unrelated documents hidden; --all lists them)" if response.weak_hidden else ""
         click.echo(f"nothing relevant found{hidden}")
+    elif response.answer is Answer.CLOSEST:
+        click.echo(f"no strong match for “{response.query}”; the closest passages:")
     for i, r in enumerate(response.results, 1):
         page = f", {page_label(r.path, r.page)}" if r.page else ""
-        sim = f"score {r.score:.0f}" + (f", similarity {r.similarity:.2f}" if r.similarity is not None else "")
+        sim = f"{r.score:.0f}% {r.strength.value}" + (
+            f", similarity {r.similarity:.2f}" if r.similarity is not None else "")
         words = named(r.explanation.matched_terms)
         path = readable(r.path)
         click.echo(click.style(f"{i}. {r.title or Path(path).name}", bold=True) + f"  {path}{page}")
         # the query's words the document holds, in the shown sentence (highlighted below it) or in its other passages
-        click.echo(f"   {sim}" + (f" · in the document: {words}" if words else "") + (" · weak" if r.weak else ""))
+        click.echo(f"   {sim}" + (f" · in the document: {words}" if words else ""))
         click.echo(f"   {_highlight(r.sentence, r.highlights)}")
     if response.missing:
         click.echo(f"not in any document: {', '.join(response.missing)}")

@@ -80,11 +80,19 @@ def notes(result: SearchResult) -> list[str]:
                    "the sentence pairs in this index are to each other.")
     if e.boilerplate:
         out.append("This sentence repeats in many documents (a header, footer or licence), so it counts half.")
-    if result.weak:
-        # said after the closeness in meaning, which alone may read high ("99.9%"): the bar weighs both sides
-        out.append("A weak match: its closeness in meaning and the words it shares together fall short of this "
-                   "index's bar for relevance.")
+    out.append(_confidence_sentence(result))
     return out
+
+
+def _confidence_sentence(result: SearchResult) -> str:
+    """What the number on the card means, in words: said after the closeness in meaning, which alone may read high
+    ("99.9%") for a passage that does not answer."""
+    chance = f"about {result.score:.0f} in 100"
+    word = {"strong": "A strong match", "possible": "A possible match"}.get(result.strength.value, "An unlikely match")
+    refined = result.explanation.confidence_features.get("m_best") is not None
+    how = " after a second reading of it by a sentence model" if refined else ""
+    return (f"{word}: results like this one answered the query {chance} times when quire was measured on judged "
+            f"searches{how}.")
 
 
 # The ranking's numbers (Explanation.contributions) as the Details table names them, a key it does not know as it is:
@@ -94,7 +102,14 @@ _SCORE_NAMES = {
     "words": "Words, counting words related to yours: BM25",
     "fused": "Ranking score: meaning and words combined",
     "evidence": "Evidence of relevance on this index's scale",
-    "alignment": "How your words line up with the passage's (0-1)",
+}
+# What the confidence model read (engine.search.features), by the names of the Details table; the others are left
+# out there (they compare the document with the rest of the list, which the table does not show).
+_FEATURE_NAMES = {
+    "z": "Meaning against chance (standard deviations above random sentences)",
+    "coverage": "Share of the query's word weight it holds",
+    "m_opening": "Second look: the document's opening, cosine",
+    "m_sentence": "Second look: this passage, cosine",
 }
 
 
@@ -124,9 +139,10 @@ def details_html(result: SearchResult, mode: Mode | None = None) -> str:
     rows.append(("Word coverage", f"{e.term_coverage:.0%} of the query's weight (rare words weigh more)"))
     rows.append(("Combined by", html.escape(e.fusion)))
     rows.extend((_SCORE_NAMES.get(k, html.escape(k)), f"{v:.4f}") for k, v in e.contributions.items())
-    if e.contributions:
-        rows.append(("Shown as", f"{result.score:g}: the first result's relevance (50 at this index's bar), the others "
-                                 "in proportion to their fused score"))
+    rows.extend((name, f"{e.confidence_features[k]:.3f}") for k, name in _FEATURE_NAMES.items()
+                if k in e.confidence_features)
+    rows.append(("Shown as", f"{result.score:g}: the estimated chance in 100 that it answers the query "
+                             f"({result.strength.value}), never above the result before it"))
     cells = "".join(f"<tr><td><b>{k}</b>&nbsp;&nbsp;</td><td>{v}</td></tr>" for k, v in rows)
     return f"<table cellspacing='2'>{cells}</table>"
 

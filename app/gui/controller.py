@@ -8,7 +8,7 @@ which skips every file already indexed.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
 
@@ -70,6 +70,8 @@ class Controller(QObject):
     _load = Signal()
     _search = Signal(object)
     _search_like = Signal(object)
+    _refine = Signal(object)
+    _refine_like = Signal(object)
     _status = Signal(bool)
     _counts = Signal()
     _reload = Signal()
@@ -100,6 +102,9 @@ class Controller(QObject):
         self._running: Job | None = None
         self.state = IndexState.PAUSED if settings.get(S.PENDING) else IndexState.IDLE
         self._searcher = SearchWorker(index_dir, self.generations)
+        # the second look of each answer on a thread of its own, so the next keystroke's first answer never waits
+        # behind it
+        self._refiner = SearchWorker(index_dir, self.generations)
         self._process = IndexProcess(str(index_dir) if index_dir else None, self._cancel)
         self._indexer = IndexWorker(self._process)
         self._explainer = ExplainWorker(index_dir, self.generations)
@@ -111,6 +116,12 @@ class Controller(QObject):
         self._counts.connect(self._searcher.counts)
         self._reload.connect(self._searcher.reload)
         self._close.connect(self._searcher.close)
+        self._close.connect(self._refiner.close)
+        self._refine.connect(self._refiner.search)
+        self._refine_like.connect(self._refiner.search_like)
+        self._reload.connect(self._refiner.reload)  # its reloaded signal is the searcher's to give
+        self._refiner.answered.connect(self._on_answer)
+        self._refiner.failed.connect(self._on_refine_failed)
         self._close.connect(self._explainer.close)
         self._explain.connect(self._explainer.explain)
         self._explainer.explained.connect(self._on_explained)
@@ -131,7 +142,8 @@ class Controller(QObject):
         self._indexer.failed.connect(self.error)
         self._counts_timer = QTimer(self, interval=COUNTS_DURING_RUN_MS)
         self._counts_timer.timeout.connect(self._counts.emit)
-        self._threads = [start_thread(self._searcher, "quire-search"), start_thread(self._indexer, "quire-index"),
+        self._threads = [start_thread(self._searcher, "quire-search"), start_thread(self._refiner, "quire-refine"),
+                         start_thread(self._indexer, "quire-index"),
                          start_thread(self._explainer, "quire-explain"), start_thread(self._reader, "quire-read")]
 
     def start(self) -> None:
@@ -150,14 +162,15 @@ class Controller(QObject):
 
     # -- queries ----------------------------------------------------------------------------------------------
     def search(self, text: str, mode: str | None = None, *, include_weak: bool = False, k: int | None = None,
-               within: Filters = Filters()) -> int:
-        """Submit a query (``mode``: an ``engine.Mode`` value; ``include_weak``: show matches below the relevance
-        threshold too, flagged; ``k``: documents wanted, None for a page of the preference; ``within``: the filter
-        row's folder, types and ages); returns its generation (older answers are dropped)."""
+               within: Filters = Filters(), exact: bool = False) -> int:
+        """Submit a query (``mode``: an ``engine.Mode`` value; ``include_weak``: list the documents that share nothing
+        with the query too; ``k``: documents wanted, None for a page of the preference; ``within``: the filter row's
+        folder, types and ages; ``exact``: as typed, not its spelling correction); returns its generation (older
+        answers are dropped). The first answer comes from the first ranking; its second look follows."""
         generation = self.generations.next()
         mode = mode or self.settings.get(S.SEARCH_MODE)
         self._search.emit(QueryRequest(generation, text, mode, k or self.page_size, include_weak=include_weak,
-                                       within=within))
+                                       within=within, exact=exact))
         return generation
 
     def search_file(self, path: str, mode: str | None = None, *, include_weak: bool = False,
@@ -203,10 +216,19 @@ class Controller(QObject):
         """Ask for the index's status; it arrives through ``status_ready``."""
         self._status.emit(files)
 
-    @Slot(int, object)
-    def _on_answer(self, generation: int, response) -> None:
-        if generation == self.generations.current:
-            self.answered.emit(generation, response)
+    @Slot(int, object, object)
+    def _on_answer(self, generation: int, response, request) -> None:
+        if generation != self.generations.current:
+            return
+        self.answered.emit(generation, response)
+        if not response.refined and not request.second_look:
+            refined = replace(request, second_look=True)
+            (self._refine_like if isinstance(request, PassageQuery) else self._refine).emit(refined)
+
+    @Slot(int, str)
+    def _on_refine_failed(self, generation: int, message: str) -> None:
+        """The first answer stays on screen: the second look failing is worth a log line, not a message."""
+        log.warning("the second look of query %d failed: %s", generation, message)
 
     @Slot(int, str)
     def _on_query_failed(self, generation: int, message: str) -> None:

@@ -98,10 +98,14 @@ def highlight_html(text: str, highlights: Sequence) -> str:
 
 
 def score_display(result: SearchResult) -> tuple[str, float]:
-    """The number and bar length for one result: its relevance score, 0-100, which follows the ranking down the list
-    and reads 50 at the relevance gate's bar (docs/decisions/0002-score-fusion-and-relevance-gate.md, "Card score");
-    the cosine alone would contradict the order wherever words outweigh meaning."""
+    """The number and bar length for one result: the estimated probability, in percent, that it is what the query
+    asks for (docs/decisions/0040-calibrated-confidence.md), which never rises down the list."""
     return f"{result.score:.0f}", min(1.0, max(0.0, result.score / 100))
+
+
+def strength_label(result: SearchResult) -> str:
+    """The word for a result's confidence, as its card says it."""
+    return {"strong": "strong match", "possible": "possible match"}.get(result.strength.value, "unlikely match")
 
 
 class ResultsModel(QAbstractListModel):
@@ -176,8 +180,7 @@ class ResultsModel(QAbstractListModel):
             return chips(result)
         if role == Role.LOCATION:
             page = f"  ·  {page_label(result.path, result.page)}" if result.page else ""
-            return ("weak match  ·  " if result.weak else "") + path + page
+            return f"{strength_label(result)}  ·  {path}{page}"
         if role == Qt.ItemDataRole.AccessibleTextRole:
-            weak = ", weak match" if result.weak else ""
-            return f"{title}, score {score_display(result)[0]}{weak}: {result.sentence}"
+            return f"{title}, {score_display(result)[0]} percent, {strength_label(result)}: {result.sentence}"
         return None

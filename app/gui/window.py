@@ -112,7 +112,8 @@ class MainWindow(QMainWindow):
         self.watcher = FolderWatcher(self)
         self.desktop = Desktop(self)
         self._last_query = ""
-        self._suggested: str | None = None
+        self._suggested: str | None = None  # the "Did you mean" link's spelling
+        self._exact: str | None = None  # a query searched as typed, not as its correction ("search instead for")
         self._query_note = ""  # the status-bar note about the answer on screen, replaced by the next answer's
         self._announced: frozenset[Problem] | None = None  # files not indexed that were told about (None: not known)
         self._like: LikeTarget | None = None  # what the "more like this" search on screen is like
@@ -171,7 +172,7 @@ class MainWindow(QMainWindow):
         self.suggestion.setAccessibleName("Did you mean")
         self.suggestion.setTextFormat(Qt.TextFormat.RichText)
         self.suggestion.setVisible(False)
-        self.suggestion.linkActivated.connect(self.take_suggestion)
+        self.suggestion.linkActivated.connect(self._on_suggestion_link)
 
         self.model = ResultsModel(self)
         self.results = QListView()
@@ -188,16 +189,22 @@ class MainWindow(QMainWindow):
         self.results_page = QWidget()
         results_layout = QVBoxLayout(self.results_page)
         results_layout.setContentsMargins(0, 0, 0, 0)
+        # "No strong match for …; the closest passages:" above a list none of whose results is likely
+        self.answer_note = QLabel()
+        self.answer_note.setAccessibleName("Answer")
+        self.answer_note.setWordWrap(True)
+        self.answer_note.setVisible(False)
+        results_layout.addWidget(self.answer_note)
         results_layout.addWidget(self.count_label)
         results_layout.addWidget(self.results, 1)
         self.empty = QLabel()
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.setWordWrap(True)
-        # "nothing relevant" is a judgement against the index's threshold, so the matches below it stay one
-        # click (or Ctrl+Shift+A) away, as `quire search --all` shows them
+        # "nothing relevant" means no document shares a word or a meaning closer than chance with the query: those
+        # documents stay one click (or Ctrl+Shift+A) away, as `quire search --all` lists them
         self.show_weak_button = QPushButton()
         self.show_weak_button.setVisible(False)
-        self.show_weak_button.setToolTip("Matches below this index's relevance threshold, flagged (Ctrl+Shift+A)")
+        self.show_weak_button.setToolTip("The documents that share nothing with the query, labelled (Ctrl+Shift+A)")
         self.show_weak_button.clicked.connect(self.show_weak_matches)
         self.empty_page = QWidget()
         empty_layout = QVBoxLayout(self.empty_page)
@@ -263,7 +270,7 @@ class MainWindow(QMainWindow):
         self.settings_action = action("Settings…", ["Ctrl+,"], self.open_settings)
         self.more_like_action = action("More like this", ["Ctrl+M"], self.more_like_this)
         self.breakdown_action = action("Score breakdown", ["Ctrl+B"], self.preview.toggle.toggle)
-        self.show_weak_action = action("Show weak matches", ["Ctrl+Shift+A"], self.show_weak_matches)
+        self.show_weak_action = action("Show unrelated documents too", ["Ctrl+Shift+A"], self.show_weak_matches)
         # the window has no menu bar to quit from (Qt reads Ctrl as Cmd on macOS)
         self.quit_action = action("Quit", ["Ctrl+Q"], self.close)
         self.open_action = QAction("Open document", self)
@@ -357,7 +364,7 @@ class MainWindow(QMainWindow):
         within = self.filter_bar.filters()
         if like is None:
             return self.controller.search(self._last_query, mode, include_weak=page.include_weak, k=page.k,
-                                          within=within)
+                                          within=within, exact=self._last_query == self._exact)
         # "more like this" ranks by meaning unless words only were chosen, as `quire search --like` does: in hybrid
         # mode a passage's everyday words ("near", "morning", "light") ranked Albedo above Agriculture for a garden note
         mode = "semantic" if mode == "hybrid" else mode
@@ -445,7 +452,12 @@ class MainWindow(QMainWindow):
             self.banner.setVisible(False)
         kept = selected.path if selected is not None and previous.query == response.query else None
         self.model.set_response(response)
-        self._show_suggestion(response.did_you_mean if self._like is None else None)
+        self._show_suggestion(response.did_you_mean if self._like is None else None, response.corrected_from)
+        closest = response.answer.value == "closest" and bool(response.results)  # engine.search.results.Answer
+        self.answer_note.setVisible(closest)
+        if closest:
+            self.answer_note.setText(f"No strong match for “{response.query}”; the closest passages:"
+                                     if self._like is None else "No document is much like it; the closest:")
         self.preview.set_query(None if self._like else response.query, response.mode)
         # a file's sentences as the query miss words by the dozen; only typed words are worth naming, and none when
         # the index holds no folder (its last one removed): every word is missing, which says nothing
@@ -482,12 +494,29 @@ class MainWindow(QMainWindow):
         self._explain_timer.start()
         self.results_shown.emit(response)
 
-    def _show_suggestion(self, query: str | None) -> None:
-        self.suggestion.setVisible(query is not None)
-        if query is not None:
+    def _show_suggestion(self, query: str | None, typed: str | None = None) -> None:
+        """Under the search field: the correction searched in place of ``typed`` (with a link to search it as typed),
+        or a spelling ``query`` to try."""
+        self.suggestion.setVisible(query is not None or typed is not None)
+        if typed is not None:
+            self.suggestion.setText(f"Showing results for <b>{html.escape(query or '')}</b>. Search instead for "
+                                    f'<a href="exact">{html.escape(typed)}</a>')
+            self.suggestion.setToolTip(f"“{typed}” found no strong match; its spelling correction did better")
+        elif query is not None:
             self.suggestion.setText(f'Did you mean <a href="#">{html.escape(query)}</a>?')
             self.suggestion.setToolTip(f"Search for “{query}”: these words are in your documents")
         self._suggested = query
+
+    def _on_suggestion_link(self, link: str) -> None:
+        if link == "exact":
+            self.search_as_typed()
+        else:
+            self.take_suggestion()
+
+    def search_as_typed(self) -> None:
+        """Search the query on screen as typed, not as its spelling correction (the "Search instead for" link)."""
+        self._exact = self._last_query
+        self._search_now()
 
     def take_suggestion(self) -> None:
         """Search for the suggested spelling (the "Did you mean" link): it replaces the query, as if typed."""
@@ -527,12 +556,12 @@ class MainWindow(QMainWindow):
             self.preview.show_result(self.current_result())
 
     def show_weak_matches(self) -> None:
-        """Ctrl+Shift+A: the query on screen again, with the matches below the relevance threshold (flagged)."""
+        """Ctrl+Shift+A: the query on screen again, with the documents that share nothing with it too (labelled)."""
         self._search_again(include_weak=True)
 
     def _show_empty(self, message: str, *, weak_hidden: int = 0) -> None:
         self.empty.setText(message)
-        self.show_weak_button.setText(f"Show {weak_hidden} weak match{'es' if weak_hidden != 1 else ''}")
+        self.show_weak_button.setText(f"Show {weak_hidden} unrelated document{'s' if weak_hidden != 1 else ''}")
         self.show_weak_button.setVisible(weak_hidden > 0)
         self.results_stack.setCurrentWidget(self.empty_page)
 
@@ -545,6 +574,7 @@ class MainWindow(QMainWindow):
         self.controller.invalidate()
         self.model.set_response(None)
         self._show_suggestion(None)
+        self.answer_note.setVisible(False)
         self._set_count(Shown(0, 0, False))
         self.preview.show_result(None)
         self._show_query_note("")

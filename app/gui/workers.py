@@ -58,6 +58,9 @@ class QueryRequest:
     exclude: str | None = None
     include_weak: bool = False
     within: Filters = Filters()
+    # the sentence model's second look (engine.search.secondlook): asked for once the first answer is on screen
+    second_look: bool = False
+    exact: bool = False  # search the text as typed, not its spelling correction
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,7 @@ class PassageQuery:
     k: int
     include_weak: bool = False
     within: Filters = Filters()
+    second_look: bool = False
 
 
 @dataclass(frozen=True)
@@ -121,7 +125,7 @@ class SearchWorker(_IndexReader):
     """Answers queries and status requests on its own thread with a read-only view of the index."""
 
     ready = Signal(str)  # the index folder, once the engine has loaded
-    answered = Signal(int, object)  # generation, SearchResponse
+    answered = Signal(int, object, object)  # generation, SearchResponse, the request it answers
     failed = Signal(int, str)  # generation, readable message
     status_ready = Signal(object)  # IndexStatus, or None when nothing is indexed yet
     counted = Signal(object)  # IndexStatus without its files
@@ -142,23 +146,26 @@ class SearchWorker(_IndexReader):
         """Run ``request`` unless a newer one was already submitted (typing faster than searches finish)."""
         # ranking only: facet chips and context cost more than the ranking itself, so the window asks for them
         # (ExplainWorker) for the rows on screen once the list is up
-        self._answer(request.generation, lambda index: index.search(
+        self._answer(request, lambda index: index.search(
             request.text, k=request.k, mode=request.mode, include_weak=request.include_weak, explain=False,
-            exclude=(request.exclude,) if request.exclude else (), within=request.within))
+            exclude=(request.exclude,) if request.exclude else (), within=request.within,
+            second_look=request.second_look, correct=not request.exact))
 
     @Slot(object)
     def search_like(self, request: PassageQuery) -> None:
         """Documents like a result's passage (Ctrl+M), unless a newer query was already submitted."""
         from engine.search.like import LikeSource
 
-        self._answer(request.generation, lambda index: index.search_like(
+        self._answer(request, lambda index: index.search_like(
             LikeSource(request.path, sentence=request.ordinal), k=request.k, mode=request.mode,
-            include_weak=request.include_weak, explain=False, within=request.within))
+            include_weak=request.include_weak, explain=False, within=request.within,
+            second_look=request.second_look))
 
-    def _answer(self, generation: int, ask: Callable[[Index], SearchResponse]) -> None:
-        """Emit what ``ask`` returns for the index, or a readable message; nothing when ``generation`` is stale."""
+    def _answer(self, request: QueryRequest | PassageQuery, ask: Callable[[Index], SearchResponse]) -> None:
+        """Emit what ``ask`` returns for the index, or a readable message; nothing when the request is stale."""
         from engine.errors import IndexNotFoundError
 
+        generation = request.generation
         if generation < self.latest.current:
             return
         from engine.heap import freeze_long_lived
@@ -170,7 +177,7 @@ class SearchWorker(_IndexReader):
         except Exception as e:  # noqa: BLE001 - every failure becomes a message in the window
             self.failed.emit(generation, describe(e))
         else:
-            self.answered.emit(generation, response)
+            self.answered.emit(generation, response, request)
             freeze_long_lived()  # the app keeps searching: what it holds out of full collections (engine/heap.py)
 
     @Slot(bool)
