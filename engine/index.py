@@ -340,15 +340,9 @@ class Index:
                exclude: Sequence[str] = (), within: Filters = Filters(),
                collection: CollectionStatistics | None = None, second_look: bool = True,
                correct: bool = True) -> SearchResponse:
-        """Ranked documents for ``query``, each with its probability of answering it (see
-        :class:`engine.search.searcher.Searcher`; ``explain=False`` leaves out facet explanations and context, for
-        tools that only read the ranking; ``rerank_facets`` see ``engine.facets.rerank``; ``exclude``: paths of
-        documents to leave out; ``within``: only documents under these folders, of these file types, modified in this
-        time range; ``collection``: this index is a shard of a collection with these statistics for the query,
-        :meth:`statistics` summed over its shards; ``second_look``: re-read the first results with the sentence
-        model, which takes longer and judges better (engine.search.secondlook); ``correct``: where the query finds no
-        strong match and a word of it is spelt as no passage spells it, search the spelling correction too and
-        answer with it if it does better)."""
+        """Ranked documents for ``query``, each with its probability of answering it; the options are
+        :meth:`engine.search.searcher.Searcher.search`'s, and ``collection``: this index is a shard of a collection
+        with these statistics for the query (:meth:`statistics` summed over its shards)."""
         mode = Mode(mode)
         _check_text(query)
         if method and method != self.method:
@@ -356,25 +350,29 @@ class Index:
                 f"this index was built with the {self.method} method, not {method}; "
                 f"run `quire index --method {method}` to re-embed it, or search without --method"
             )
-        # every mode's confidence weighs the query's cosines with its results (lexical mode ranks without them)
+        # every mode's confidence weighs the query's cosines (lexical mode's alone goes on without stale vectors)
         embedder = self._embedder()
-        self._check_current(embedder)
+        current = context.fingerprint(embedder) == self.store.get_meta("fingerprint")
         vectors = None
         if mode is not Mode.LEXICAL:
+            self._check_current(embedder)
             with self._searcher_lock:
                 vectors = self.vector_index(embedder)
-        # a shard is judged by its collection's calibration: its own sample is a part of the collection's
-        stored = self.store.get_meta(f"calibration:{embedder.name}") if collection is None else None
-        calibration = collection.calibration if collection is not None else Calibration.from_meta(
-            {k_: v for k_, v in stored.items() if k_ != "sentences"} if stored else None)
-        if calibration is None:
-            calibration = prior(context.fingerprint(embedder))
         # the static model's word space explains results and relates the query's words to others (0019)
-        searcher = Searcher(self.store, vectors, embedder, calibration, facets=load_space(),
-                            null_sample=self._null_sample(embedder), collection=collection)
+        searcher = Searcher(self.store, vectors, embedder if current else None,
+                            self._calibration(embedder, collection) if current else None, facets=load_space(),
+                            null_sample=self._null_sample(embedder) if current else None, collection=collection)
         return searcher.search(query, k=k, mode=mode, include_weak=include_weak, explain=explain,
                                rerank_facets=rerank_facets, exclude=exclude, within=within, second_look=second_look,
                                correct=correct)
+
+    def _calibration(self, embedder: Embedder, collection: CollectionStatistics | None) -> Calibration | None:
+        """The query scale's: a shard's collection's (its own sample is a part of it), the index's, or the prior."""
+        if collection is not None:
+            return collection.calibration
+        stored = self.store.get_meta(f"calibration:{embedder.name}")
+        own = Calibration.from_meta({k: v for k, v in stored.items() if k != "sentences"} if stored else None)
+        return own if own is not None else prior(context.fingerprint(embedder))
 
     @_reports_damage
     def statistics(self, query: str, mode: Mode | str = Mode.HYBRID) -> CollectionStatistics:
@@ -391,20 +389,20 @@ class Index:
     @_reports_damage
     def search_like(self, source: LikeSource | str | os.PathLike[str], *, k: int = 10,
                     mode: Mode | str = Mode.SEMANTIC, method: str | None = None, include_weak: bool = False,
-                    explain: bool = True, rerank_facets: bool | None = None, within: Filters = Filters()
-                    ) -> SearchResponse:
+                    explain: bool = True, rerank_facets: bool | None = None, within: Filters = Filters(),
+                    second_look: bool = True) -> SearchResponse:
         """Other documents like an indexed document, one page of it or one sentence of it ("more like this").
 
         The query is the source's stored sentences (``engine.search.like``; a plain path means the whole document,
         :meth:`LikeSource.parse` reads ``FILE:PAGE`` and ``FILE#SENTENCE``), and the source and any identical copy
         of it are left out, so the answer is the other documents. Ranked by meaning unless ``mode`` says otherwise;
         the other arguments are :meth:`search`'s. Raises :class:`engine.errors.QueryError` when the path is not
-        indexed or the page or sentence does not exist.
-        """
+        indexed or the page or sentence does not exist."""
         mode = Mode(mode)
         query = self.like_query(source if isinstance(source, LikeSource) else LikeSource(os.fspath(source)))
         return self.search(query.text, k=k, mode=mode, method=method, include_weak=include_weak, explain=explain,
-                           rerank_facets=rerank_facets, exclude=query.exclude, within=within, correct=False)
+                           rerank_facets=rerank_facets, exclude=query.exclude, within=within, correct=False,
+                           second_look=second_look)
 
     @_reports_damage
     def content_hashes(self, paths: Sequence[str]) -> dict[str, str]:
@@ -472,9 +470,8 @@ class Index:
 
 
 def _bytes_on_disk(folder: Path) -> int:
-    """The size of the index folder's files. A run saving its graph writes each file under a temporary name and
-    renames it over the old one, so a file listed may be gone when its size is read: it counts nothing (the app
-    asks for the status while runs write)."""
+    """The size of the index folder's files; one a run renamed away while listed (graphs are saved by rename, and the
+    app asks for the status while runs write) counts nothing."""
     total = 0
     for f in folder.iterdir():
         try:

@@ -155,13 +155,15 @@ class Collection:
 
     def search_like(self, source: LikeSource, *, k: int = 10, mode: Mode | str = Mode.SEMANTIC,
                     method: str | None = None, include_weak: bool = False, explain: bool = True,
-                    rerank_facets: bool | None = None, within: Filters = Filters()) -> SearchResponse:
+                    rerank_facets: bool | None = None, within: Filters = Filters(), second_look: bool = True
+                    ) -> SearchResponse:
         """Other documents like an indexed one (:meth:`engine.Index.search_like`): the shard its path routes to
         makes the query, every shard answers it. Copies of the source with the same content are left out where
         they share its shard."""
         query = self._like_query(source)
         return self.search(query.text, k=k, mode=mode, method=method, include_weak=include_weak, explain=explain,
-                           rerank_facets=rerank_facets, exclude=query.exclude, within=within, correct=False)
+                           rerank_facets=rerank_facets, exclude=query.exclude, within=within, correct=False,
+                           second_look=second_look)
 
     def _like_query(self, source: LikeSource) -> LikeQuery:
         """The query for ``source`` from the shard that holds it: the one its path routes to, or the one its path with

@@ -24,6 +24,7 @@ from engine.search.confidence import ConfidenceModels, Strength, strength
 from engine.search.results import Mode, SearchResponse, SearchResult
 from engine.search.secondlook import Look
 from engine.store.filters import NOTHING_PASSES
+from engine.text import terms as T
 
 
 def shard_depth(k: int) -> int:
@@ -54,7 +55,7 @@ def merge(query: str, mode: Mode, k: int, include_weak: bool, responses: Sequenc
         pool[i].explanation, semantic_rank=sem_rank[i], lexical_rank=lex_rank[i],
         contributions={**pool[i].explanation.contributions, "fused": round(fused[i], 6)})) for i in order], hashes)
     missing = set.intersection(*(set(r.missing) for r in responses)) if responses else set()
-    judged = _judged(ranked[: max(k, secondlook.DOCUMENTS)], mode, sentences, bool(missing), models)
+    judged = _judged(query, ranked[: max(k, secondlook.DOCUMENTS)], mode, sentences, bool(missing), models)
     shown = [r for r in judged if include_weak or r.related][:k]
     unrelated = sum(not r.related for r in judged)
     return SearchResponse(
@@ -72,13 +73,15 @@ def merge(query: str, mode: Mode, k: int, include_weak: bool, responses: Sequenc
     )
 
 
-def _judged(ranked: Sequence[SearchResult], mode: Mode, sentences: int, missing_word: bool,
+def _judged(query: str, ranked: Sequence[SearchResult], mode: Mode, sentences: int, missing_word: bool,
             models: ConfidenceModels) -> list[SearchResult]:
     """The merged ranking's first documents with their confidence, in the order the second look shows them."""
     context = features.QueryContext(None, None, sentences, missing_word)
+    relatable = not T.stop_words_only(query)
     carried = [r.explanation.confidence_features for r in ranked]
     evidence = [features.Evidence(c.get("z", 0.0), r.explanation.term_coverage, r.explanation.bm25 is not None,
-                                  r.explanation.contributions["fused"]) for r, c in zip(ranked, carried)]
+                                  r.explanation.contributions["fused"], " ".join(r.sentence.split()).casefold())
+                for r, c in zip(ranked, carried)]
     looked = [c for c in carried[: secondlook.DOCUMENTS] if "m_opening" in c]
     looks = [Look(c["m_opening"], c["m_sentence"]) for c in looked] if len(looked) == min(
         len(ranked), secondlook.DOCUMENTS) else None
@@ -86,7 +89,7 @@ def _judged(ranked: Sequence[SearchResult], mode: Mode, sentences: int, missing_
     out = []
     for i, p in zip(scored.order, scored.probability):
         r, level = ranked[i], strength(p)
-        related = r.related or gate.related(evidence[i], p)
+        related = r.related or gate.related(evidence[i], p, relatable)
         why = replace(r.explanation, confidence_features={n: round(v, 6) for n, v in scored.features[i].items()})
         out.append(replace(r, score=gate.card_score(p), confidence=round(p, 4), strength=level, related=related,
                            weak=level is Strength.UNLIKELY, explanation=why))

@@ -204,37 +204,49 @@ def score(answers: AnswerSet, gated: Mapping[str, Sequence[Hit]], ungated: Mappi
     """Scores of one mode from its listed and ``--all`` results (query id -> hits in rank order)."""
     if not answers.answerable or not answers.offtopic:
         raise BenchmarkError("the benchmark needs answerable and off-topic queries; check the data and the rules")
+    cards = [(h.confidence, h.doc == answers.answers.get(q)) for q in answers.queries() for h in gated[q][:k]]
+    error, table = reliability(np.array([c for c, _ in cards]), np.array([float(y) for _, y in cards]))
+    return Scores(**_answerable_scores(answers, gated, ungated, k), **_offtopic_scores(answers, gated, k),
+                  ece=round(error, 4), reliability=tuple(table))
 
-    def percent(flags: Sequence[bool]) -> float:
-        return round(100 * sum(flags) / len(flags), 1)
 
-    right = answers.answers
-    seen = {q: shown(gated[q], k) for q in answers.queries()}
-    ranked = {q: [h.doc for h in ungated[q]][:k] for q in answers.answerable}
+def _percent(flags: Sequence[bool]) -> float:
+    return round(100 * sum(flags) / len(flags), 1)
+
+
+def _answerable_scores(answers: AnswerSet, gated: Mapping[str, Sequence[Hit]], ungated: Mapping[str, Sequence[Hit]],
+                       k: int) -> dict[str, float]:
+    """The answerable queries' share of right documents shown, first, and in the ungated ranking."""
+    right, asked = answers.answers, answers.answerable
+    seen = {q: shown(gated[q], k) for q in asked}
+    ranked = {q: [h.doc for h in ungated[q]][:k] for q in asked}
+    return {
+        "shown_at_k": _percent([right[q] in seen[q] for q in asked]),
+        "shown_top1": _percent([seen[q][:1] == [right[q]] for q in asked]),
+        "ungated_at_k": _percent([right[q] in ranked[q] for q in asked]),
+        "ungated_top1": _percent([ranked[q][:1] == [right[q]] for q in asked]),
+        "cut_by_gate": _percent([right[q] in ranked[q] and right[q] not in seen[q] for q in asked]),
+        "answerable_nothing": _percent([not seen[q] for q in asked]),
+        "first_at_least_possible": _percent([seen[q][:1] == [right[q]] and gated[q][0].strength != "unlikely"
+                                             for q in asked]),
+    }
+
+
+def _offtopic_scores(answers: AnswerSet, gated: Mapping[str, Sequence[Hit]], k: int) -> dict:
+    """The off-topic queries' share with no strong result, their best cards, and the share with none by collection."""
     best_off = np.array([gated[q][0].confidence if gated[q] else 0.0 for q in answers.offtopic])
     no_strong = {q: all(h.strength != "strong" for h in gated[q][:k]) for q in answers.offtopic}
     by_collection: dict[str, list[bool]] = {}
     for q in answers.offtopic:
         by_collection.setdefault(q.split(":", 1)[0], []).append(no_strong[q])
-    cards = [(h.confidence, h.doc == right.get(q)) for q in answers.queries() for h in gated[q][:k]]
-    error, table = reliability(np.array([c for c, _ in cards]), np.array([float(y) for _, y in cards]))
-    return Scores(
-        shown_at_k=percent([right[q] in seen[q] for q in answers.answerable]),
-        shown_top1=percent([seen[q][:1] == [right[q]] for q in answers.answerable]),
-        ungated_at_k=percent([right[q] in ranked[q] for q in answers.answerable]),
-        ungated_top1=percent([ranked[q][:1] == [right[q]] for q in answers.answerable]),
-        cut_by_gate=percent([right[q] in ranked[q] and right[q] not in seen[q] for q in answers.answerable]),
-        answerable_nothing=percent([not seen[q] for q in answers.answerable]),
-        first_at_least_possible=percent([seen[q][:1] == [right[q]] and gated[q][0].strength != "unlikely"
-                                         for q in answers.answerable]),
-        offtopic_no_strong=percent(list(no_strong.values())),
-        offtopic_best_under_30=percent((best_off < POSSIBLE).tolist()),
-        offtopic_best_card_median=round(100 * float(np.median(best_off)), 1),
-        offtopic_best_card_p95=round(100 * float(np.percentile(best_off, 95)), 1),
-        offtopic_nothing=percent([not seen[q] for q in answers.offtopic]),
-        offtopic_no_strong_by_collection={name: percent(flags) for name, flags in by_collection.items()},
-        ece=round(error, 4), reliability=tuple(table),
-    )
+    return {
+        "offtopic_no_strong": _percent(list(no_strong.values())),
+        "offtopic_best_under_30": _percent((best_off < POSSIBLE).tolist()),
+        "offtopic_best_card_median": round(100 * float(np.median(best_off)), 1),
+        "offtopic_best_card_p95": round(100 * float(np.percentile(best_off, 95)), 1),
+        "offtopic_nothing": _percent([not seen for seen in (shown(gated[q], k) for q in answers.offtopic)]),
+        "offtopic_no_strong_by_collection": {name: _percent(flags) for name, flags in by_collection.items()},
+    }
 
 
 def separation(answers: AnswerSet, ungated: Mapping[str, Sequence[Hit]]) -> float | None:

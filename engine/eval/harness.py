@@ -116,7 +116,7 @@ class EncoderRow:
 @dataclass
 class RetrievalRow:
     """One system and ranking mode, per collection (x100): nDCG@10 and Recall@100 of what the default search shows
-    (the relevance gate's weak results cut: the headline), the ungated ranking's nDCG@10 (``--all``: a diagnostic),
+    (what shares nothing with the query left out: the headline), the ungated ranking's nDCG@10 (``--all``: a diagnostic),
     and the share (%) of queries answered "nothing relevant" (no result shown). A baseline has no gate: its ranking
     is what it shows, and it has no nothing-relevant share."""
 

@@ -127,7 +127,7 @@ def build(files: Files, db: Path, method: str, *, timeout: float) -> Built:
 class Gate(str, Enum):
     """Which of a query's results a benchmark search reads."""
 
-    SHOWN = "shown"  # what `quire search` shows a person: weak results cut, "nothing relevant" when none is left
+    SHOWN = "shown"  # what `quire search` shows a person: what shares nothing with the query left out, "nothing relevant" when none is left
     ALL = "all"  # `--all`: weak results kept and flagged, the whole ranking (a diagnostic of the ranking alone)
 
 

@@ -4,7 +4,8 @@ in a folder of seven files and in a corpus of millions of sentences (docs/decisi
 - ``z``: its cosine with the query in units of the query's own null, the cosines of a thousand random sentences of
   the index (mean and spread), so that a query whose words are close to everything is not taken for a match;
   ``z_margin``, ``z_gap`` and ``z_ref``: how far it stands above the tenth document of the first screen and above
-  the best other one, and where that tenth stands, since a document that stands out is likelier the answer;
+  the best other one, and where that tenth stands, since a document that stands out is likelier the answer (another
+  document shown by the same sentence, a copy in another format, is no other answer: it does not count against it);
 - ``coverage``: the share of the query's word weight (IDF) its candidate sentences hold; ``lexical``: found by its
   words at all; ``missing_word``: some word of the query is in no passage (a typo, or a subject the folder lacks);
 - ``fused_share`` and ``log_rank``: its place in the first ranking; ``log_sentences``: the size of the index, since
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.search.calibration import Calibration
 from engine.search.passages import ChosenPassage
 from engine.search.secondlook import Look
 
@@ -45,17 +47,23 @@ class QueryContext:
     null_spread: float | None
     sentences: int
     missing_word: bool
+    # where the index is smaller than a null sample, the null is the folder's own sentences, relevant ones included:
+    # chance is then read of random pairs' cosines (the model's prior for small folders: engine.search.calibration)
+    chance: Calibration | None = None
 
 
 @dataclass(frozen=True)
 class Evidence:
     """What one document brings to its features: its cosine in units of the query's null (0: none known), the share
-    of the query's word weight it holds, whether its words were found, and its first ranking's fused score."""
+    of the query's word weight it holds, whether its words were found, its first ranking's fused score, and the
+    sentence it is shown by ("": unknown, unlike every other)."""
 
     z: float
     coverage: float
     lexical: bool
     fused: float
+    sentence: str = ""
+    chance: float = 0.0  # the share of random pairs less similar (0: no ``QueryContext.chance``)
 
 
 def cosine_of(passage: ChosenPassage, cosines: Mapping[int, float] | None = None) -> float | None:
@@ -78,8 +86,10 @@ def evidence_of(passage: ChosenPassage, context: QueryContext, cosines: Mapping[
                 ) -> Evidence:
     """The evidence of the document ``passage`` shows; ``cosines``: shown sentences' cosines by id, for passages
     chosen without the query's vectors (lexical mode)."""
-    return Evidence(z_of(cosine_of(passage, cosines), context), passage.coverage, passage.doc.lex_passage is not None,
-                    passage.doc.fused)
+    cosine = cosine_of(passage, cosines)
+    chance = context.chance.percentile(cosine) if context.chance is not None and cosine is not None else 0.0
+    return Evidence(z_of(cosine, context), passage.coverage, passage.doc.lex_passage is not None, passage.doc.fused,
+                    " ".join(passage.best.text.split()).casefold(), chance)
 
 
 def first_features(evidence: Sequence[Evidence], context: QueryContext) -> np.ndarray:
@@ -88,14 +98,14 @@ def first_features(evidence: Sequence[Evidence], context: QueryContext) -> np.nd
     if n == 0:
         return np.zeros((0, len(FIRST)))
     z = np.array([e.z for e in evidence])
-    screen = np.sort(z[:SCREEN])[::-1]
-    z_ref = float(screen[-1])
+    z_ref = float(np.sort(z[:SCREEN])[0])
+    keys = _keys(evidence)
     fused = np.array([e.fused for e in evidence])
     top = float(fused[:SCREEN].max()) if fused[:SCREEN].max() > 0 else 1.0
     rows = np.zeros((n, len(FIRST)))
     rows[:, 0] = z
     rows[:, 1] = z - z_ref
-    rows[:, 2] = z - _best_other(z, screen)
+    rows[:, 2] = z - _best_other(z, keys, SCREEN)
     rows[:, 3] = z_ref
     rows[:, 4] = [e.coverage for e in evidence]
     rows[:, 5] = [e.lexical for e in evidence]
@@ -106,8 +116,9 @@ def first_features(evidence: Sequence[Evidence], context: QueryContext) -> np.nd
     return rows
 
 
-def refined_features(first: np.ndarray, looks: Sequence[Look]) -> np.ndarray:
-    """The REFINED features of the first ``len(looks)`` rows of ``first``, with the second look's cosines."""
+def refined_features(first: np.ndarray, looks: Sequence[Look], evidence: Sequence[Evidence] = ()) -> np.ndarray:
+    """The REFINED features of the first ``len(looks)`` rows of ``first``, with the second look's cosines
+    (``evidence``: the documents' evidence, whose sentences tell copies apart; empty: every document distinct)."""
     n = len(looks)
     opening = np.array([look.opening for look in looks])
     sentence = np.array([look.sentence for look in looks])
@@ -116,15 +127,24 @@ def refined_features(first: np.ndarray, looks: Sequence[Look]) -> np.ndarray:
     second = np.zeros((n, len(SECOND)))
     if n:
         second[:, 0], second[:, 1], second[:, 2] = opening, sentence, best
-        second[:, 3] = best - _best_other(best, ranked)
+        second[:, 3] = best - _best_other(best, _keys(evidence[:n]) if evidence else list(range(n)), n)
         second[:, 4] = ranked[min(SCREEN, n) - 1]
         second[:, 5] = ranked[:3].mean()
         second[:, 6] = best ** 2
     return np.hstack([first[:n], second])
 
 
-def _best_other(values: np.ndarray, ranked: np.ndarray) -> np.ndarray:
-    """For each value, the best of ``ranked`` (descending) other than itself: the best, or for the best the second;
-    a lone document's other is 0 (for a cosine in null units, and for the sentence model's, what chance gives)."""
-    runner_up = float(ranked[1]) if len(ranked) > 1 else 0.0
-    return np.where(values >= ranked[0], runner_up, ranked[0])
+def _keys(evidence: Sequence[Evidence]) -> list[object]:
+    """What tells documents apart for a gap: the sentence each is shown by, or its place where that is unknown."""
+    return [e.sentence or i for i, e in enumerate(evidence)]
+
+
+def _best_other(values: np.ndarray, keys: Sequence[object], screen: int) -> np.ndarray:
+    """For each value, the best of the first ``screen`` values held by a document shown by another sentence
+    (``keys``); with no such document, 0 (for a cosine in null units, and for the sentence model's, chance's)."""
+    screen = min(screen, len(values))
+    others = np.zeros(len(values))
+    for i, key in enumerate(keys):
+        rivals = [values[j] for j in range(screen) if j != i and keys[j] != key]
+        others[i] = max(rivals) if rivals else 0.0
+    return others

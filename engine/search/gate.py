@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.search import features as F
-from engine.search.confidence import POSSIBLE, ConfidenceModels, Strength, strength
+from engine.search.confidence import ConfidenceModels, Strength, strength
 from engine.search.passages import ChosenPassage
 from engine.search.results import Answer
 from engine.search.secondlook import Look
@@ -27,6 +27,13 @@ log = logging.getLogger(__name__)
 # A cosine this many standard deviations above the query's own null (its cosines with random sentences of the index)
 # is one a random sentence reaches about one time in a thousand: the document shares meaning with the query.
 RELATED_Z = 3.09
+# A document the confidence model gives at least this chance of answering is listed, labelled unlikely, whatever its
+# cosine: in a folder of a few files the query's null is those files' own sentences, which no cosine stands far above
+# (docs/decisions/0040-calibrated-confidence.md).
+LISTED = 0.1
+# Where the query's null is the folder itself (QueryContext.chance, under a thousand sentences), a cosine that one
+# random pair in a hundred reaches: at most ten of the folder's sentences reach it by chance.
+RELATED_CHANCE = 0.99
 
 
 @dataclass(frozen=True)
@@ -77,7 +84,7 @@ def score(evidence: Sequence[F.Evidence], context: F.QueryContext, models: Confi
     rows = [dict(zip(F.FIRST, row.tolist())) for row in first]
     order = list(range(len(evidence)))
     if looks:
-        refined = F.refined_features(first, looks)
+        refined = F.refined_features(first, looks, evidence)
         probability[: len(looks)] = models.refined.probability(refined, F.REFINED)
         rows[: len(looks)] = [dict(zip(F.REFINED, row.tolist())) for row in refined]
         if reorder:
@@ -86,23 +93,28 @@ def score(evidence: Sequence[F.Evidence], context: F.QueryContext, models: Confi
     return Scored(tuple(order), tuple(shown.tolist()), tuple(rows))
 
 
-def related(evidence: F.Evidence, probability: float) -> bool:
+def related(evidence: F.Evidence, probability: float, relatable: bool = True) -> bool:
     """Whether a document shares something with the query: one of its words, a meaning closer than chance gives
-    (RELATED_Z), or enough for the confidence model to call it possible."""
-    return evidence.coverage > 0 or evidence.z >= RELATED_Z or probability >= POSSIBLE
+    (RELATED_Z, or RELATED_CHANCE in a folder smaller than the null sample), or enough for the confidence model to
+    give it a chance (LISTED). A query of stop words alone
+    (``relatable`` False) shares nothing with any: every passage holds "the" (docs/decisions/0017-stop-words-alone.md)."""
+    return relatable and (evidence.coverage > 0 or evidence.z >= RELATED_Z
+                      or evidence.chance >= RELATED_CHANCE or probability >= LISTED)
 
 
 def judge(passages: Sequence[ChosenPassage], context: F.QueryContext, models: ConfidenceModels,
-          looks: Sequence[Look] | None, *, reorder: bool, cosines: Mapping[int, float] | None = None) -> Verdict:
+          looks: Sequence[Look] | None, *, reorder: bool, cosines: Mapping[int, float] | None = None,
+          relatable: bool = True) -> Verdict:
     """The verdict on ``passages`` (distinct documents in the first ranking's order), scored by :func:`score`;
-    ``cosines``: the shown sentences' cosines where the passages carry none (lexical mode), by sentence id."""
+    ``cosines``: the shown sentences' cosines where the passages carry none (lexical mode), by sentence id;
+    ``relatable``: see :func:`related`."""
     evidence = [F.evidence_of(p, context, cosines) for p in passages]
     scored = score(evidence, context, models, looks, reorder=reorder)
     judged = []
     for i, shown in zip(scored.order, scored.probability):
         look = looks[i] if looks and i < len(looks) else None
-        judged.append(Judged(passages[i], shown, strength(shown), related(evidence[i], shown), scored.features[i],
-                             look))
+        judged.append(Judged(passages[i], shown, strength(shown), related(evidence[i], shown, relatable),
+                             scored.features[i], look))
     return Verdict(tuple(judged), answer(judged))
 
 

@@ -18,12 +18,13 @@ from collections.abc import Collection, Iterator, Sequence
 import numpy as np
 
 from engine.blas import one_blas_thread
+from engine.embed import context as embed_context
 from engine.embed import onnx
 from engine.embed.base import Embedder
 from engine.facets import rerank as facet_rerank
 from engine.facets.space import FacetSpace
 from engine.search import confidence, features, fusion, gate, pick, present, secondlook, spelling
-from engine.search.calibration import Calibration
+from engine.search.calibration import Calibration, prior
 from engine.search.candidates import Candidate
 from engine.search.correction import with_correction
 from engine.search.gate import Verdict
@@ -119,13 +120,15 @@ class Searcher:
     def _judge(self, query: Query, found: Retrieved, passages: Sequence[ChosenPassage], looking: bool) -> Verdict:
         """The verdict on the distinct documents ``passages`` (engine.search.gate), with the second look's cosines of
         the first of them where ``looking``."""
-        context = features.QueryContext(query.scale.null_mean, query.scale.null_spread, self._sentences(),
-                                        any(not found.words.df.get(s, 0) for s in query.stems))
+        sentences = self._sentences()
+        context = features.QueryContext(query.scale.null_mean, query.scale.null_spread, sentences,
+                                        any(not found.words.df.get(s, 0) for s in query.stems),
+                                        self._chance(sentences))
         looks = None
         if looking and self.second_look is not None:
             looks = self.second_look.look(query.text, passages[: secondlook.DOCUMENTS])
         return gate.judge(passages, context, self.models, looks, reorder=query.mode is not Mode.LEXICAL,
-                          cosines=self._lexical_cosines(query, passages))
+                          cosines=self._lexical_cosines(query, passages), relatable=not T.stop_words_only(query.text))
 
     def _lexical_cosines(self, query: Query, passages: Sequence[ChosenPassage]) -> dict[int, float] | None:
         """In lexical mode, which ranks without the query's vectors, the shown sentences' cosines with the query for
@@ -136,6 +139,13 @@ class Searcher:
         if not np.linalg.norm(vectors):
             return None
         return self.sentence_vectors.cosines(vectors, [p.best.id for p in passages])
+
+    def _chance(self, sentences: int) -> Calibration | None:
+        """Random pairs' cosines for an index smaller than the sample its queries' null is read from (then all of it,
+        relevant sentences included, as are its own random pairs): the model's bundled prior (None: a larger index)."""
+        if self.null_sample is None or len(self.null_sample) < sentences or self.embedder is None:
+            return None
+        return prior(embed_context.fingerprint(self.embedder))
 
     def _sentences(self) -> int:
         return self.collection.sentences if self.collection else self.store.sentence_count()
