@@ -310,7 +310,7 @@ def _print_response(response) -> None:
         hidden = f" ({response.weak_hidden} unrelated documents hidden; --all lists them)" if response.weak_hidden else ""
         click.echo(f"nothing relevant found{hidden}")
     elif response.answer is Answer.CLOSEST:
-        click.echo(f"no strong match for “{response.query}”; the closest passages:")
+        click.echo(f"no strong match for “{_short(response.query)}”; the closest passages:")
     for i, r in enumerate(response.results, 1):
         page = f", {page_label(r.path, r.page)}" if r.page else ""
         sim = f"{r.score:.0f}% {r.strength.value}" + (
@@ -327,6 +327,13 @@ def _print_response(response) -> None:
         click.echo(f"did you mean: {response.did_you_mean}")
     for note in response.notes:
         click.echo(f"note: {note}", err=True)
+
+
+def _short(query: str, most: int = 60) -> str:
+    """A query as a line quotes it: on one line, and cut with an ellipsis where it is long (--like's query is a
+    document's text)."""
+    flat = " ".join(query.split())
+    return flat if len(flat) <= most else flat[: most - 1].rstrip() + "…"
 
 
 def _highlight(text: str, highlights) -> str:

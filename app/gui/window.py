@@ -122,6 +122,7 @@ class MainWindow(QMainWindow):
         self._page = self._requested  # what the answer on screen was asked for
         self._count = Shown(0, 0, False)  # how much of it the list holds
         self._more: int | None = None  # generation of a further page of it in flight
+        self._paged: int | None = None  # generation of the last further page shown (its second look follows it)
         self._status = None
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self._search_now)
@@ -440,8 +441,8 @@ class MainWindow(QMainWindow):
 
     def _on_answer(self, generation: int, response: SearchResponse) -> None:
         self._shown = generation
-        if generation == self._more:
-            self._on_more(response)
+        if generation in (self._more, self._paged):
+            self._on_more(generation, response)
             return
         self._more, self._page = None, self._requested
         # the same query answered again (indexing brought new content, the mode changed) keeps the selected
@@ -451,6 +452,8 @@ class MainWindow(QMainWindow):
         if previous is None or previous.query != response.query:
             self.banner.setVisible(False)
         kept = selected.path if selected is not None and previous.query == response.query else None
+        # from the top: a list left scrolled to its end would ask for a further page of the new answer at once
+        self.results.verticalScrollBar().setValue(0)
         self.model.set_response(response)
         self._show_suggestion(response.did_you_mean if self._like is None else None, response.corrected_from)
         closest = response.answer.value == "closest" and bool(response.results)  # engine.search.results.Answer
@@ -485,9 +488,9 @@ class MainWindow(QMainWindow):
         self._show_query_note(" · ".join(([missing] if missing and response.results else []) + list(response.notes)))
         self.results_shown.emit(response)
 
-    def _on_more(self, response: SearchResponse) -> None:
-        """A further page of the answer on screen: its new rows go after those there."""
-        self._more, self._page = None, self._requested
+    def _on_more(self, generation: int, response: SearchResponse) -> None:
+        """A further page of the answer on screen, or its second look: its new rows go after those there."""
+        self._more, self._paged, self._page = None, generation, self._requested
         added = self.model.extend(response)
         self._set_count(Shown(self.model.rowCount(), response.found, response.found_at_least,
                               exhausted=not added or len(response.results) < self._page.k))
