@@ -6,7 +6,7 @@ folder holds long documents whose words an unrelated question shares ("tax deduc
 an article on inflation that mentions taxes and homes), where chance matches are likelier. Here each of the five
 classic collections (multi-sentence abstracts: aeronautics, medicine, physics and electronics, library and
 information science) is indexed through the product (`quire index`) and asked, through `quire search --queries`
-as a user is answered (weak results cut, k = 10), its own judged queries, each of which has a relevant document, and
+as a user is answered (the default listing, k = 10), its own judged queries, each of which has a relevant document, and
 every other collection's, except the two library-science collections' of each other (one field).
 
 The fields overlap in places (aerodynamics and NPL's physics, information retrieval and NPL's computing, medical

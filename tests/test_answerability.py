@@ -85,9 +85,14 @@ def test_offtopic_sample_is_seeded_and_in_file_order(data):
         ans.load_offtopic(data / "retrieval", collections=["npl"])
 
 
-def hits(*docs: str, weak: str = "", similarity: dict | None = None) -> tuple[ans.Hit, ...]:
-    """Results in order; the docs named in ``weak`` are flagged weak."""
-    return tuple(ans.Hit(d, d in weak.split(), (similarity or {}).get(d)) for d in docs)
+def hits(*docs: str, strong: str = "", confidence: dict | None = None, similarity: dict | None = None
+         ) -> tuple[ans.Hit, ...]:
+    """Results in order; the docs named in ``strong`` are labelled strong, the others unlikely."""
+    def level(d: str) -> str:
+        return "strong" if d in strong.split() else "unlikely"
+
+    return tuple(ans.Hit(d, (confidence or {}).get(d, 0.9 if level(d) == "strong" else 0.1), level(d),
+                         (similarity or {}).get(d)) for d in docs)
 
 
 @pytest.fixture
@@ -97,16 +102,20 @@ def answer_set() -> ans.AnswerSet:
                          {"cranfield:1": "x", "cranfield:2": "y", "medline:7": "z"})
 
 
-def test_scores_read_shown_results_apart_from_the_ungated_ranking(answer_set):
-    gated = {"q1": hits("d1"), "q2": hits("d4", "d2", weak="d2"), "q3": hits(),
-             "cranfield:1": hits(), "cranfield:2": hits("d1", weak="d1"), "medline:7": hits("d2")}
+def test_scores_read_listed_results_apart_from_the_ungated_ranking(answer_set):
+    gated = {"q1": hits("d1", strong="d1"), "q2": hits("d4", "d2"), "q3": hits(),
+             "cranfield:1": hits(), "cranfield:2": hits("d1", confidence={"d1": 0.4}), "medline:7": hits("d2", strong="d2")}
     ungated = {"q1": hits("d1", "d2"), "q2": hits("d4", "d2"), "q3": hits("d4", "d1", "d3")}
     s = ans.score(answer_set, gated, ungated, k=2)
-    assert (s.shown_at_k, s.shown_top1) == (33.3, 33.3)  # q2's right document is there, but flagged weak
+    assert (s.shown_at_k, s.shown_top1) == (66.7, 33.3)  # q2's right document is listed, second and unlikely
     assert (s.ungated_at_k, s.ungated_top1) == (66.7, 33.3)  # q3's is third, past k
-    assert s.cut_by_gate == 33.3 and s.answerable_nothing == 33.3
-    assert s.offtopic_nothing == 66.7  # a weak result alone is no answer
-    assert s.offtopic_nothing_by_collection == {"cranfield": 100.0, "medline": 0.0}
+    assert s.cut_by_gate == 0.0 and s.answerable_nothing == 33.3
+    assert s.first_at_least_possible == 33.3  # q1's, labelled strong
+    assert s.offtopic_no_strong == 66.7  # medline:7's result is labelled strong
+    assert s.offtopic_no_strong_by_collection == {"cranfield": 100.0, "medline": 0.0}
+    assert s.offtopic_best_under_30 == 33.3 and s.offtopic_best_card_median == 40.0  # 0, 0.4, 0.9
+    assert s.offtopic_nothing == 33.3
+    assert 0 <= s.ece <= 1 and sum(b.count for b in s.reliability) == 5  # the cards listed
 
 
 def test_scores_need_both_kinds_of_query(answer_set):
@@ -143,5 +152,5 @@ def test_benchmark_end_to_end_through_the_cli(data, tmp_path):
     for key in ("shown_at_k", "shown_top1", "cut_by_gate", "answerable_nothing", "offtopic_nothing"):
         assert 0 <= row[key] <= 100
     assert row["shown_at_k"] + row["cut_by_gate"] == 100.0  # what the gate did not show, it cut
-    assert set(row["offtopic_nothing_by_collection"]) == {"cranfield", "medline"}
+    assert set(row["offtopic_no_strong_by_collection"]) == {"cranfield", "medline"}
     assert row["index_seconds"] > 0 and set(row["examples"]) == {"cut_by_gate", "offtopic_shown"}

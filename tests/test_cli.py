@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -78,10 +79,12 @@ def test_search_text_output(db: Path) -> None:
 
 
 def test_search_text_output_shows_the_ranking_score(db: Path) -> None:
-    # the number before each result's similarity is the score it is ranked by: it never rises down the list
+    # the number before each result's similarity is its confidence, with its word: it never rises down the list
     code, out = run("search", "echolocation porpoises", "--db", str(db), "--all")
-    scores = [int(line.split("score ")[1].split(",")[0].split(" ")[0]) for line in out.splitlines() if "score " in line]
-    assert code == 0 and len(scores) > 1 and scores == sorted(scores, reverse=True) and scores[0] >= 50
+    cards = [re.match(r"\s+(\d+)% (strong|possible|unlikely)", line) for line in out.splitlines()]
+    scores = [int(c.group(1)) for c in cards if c]
+    assert code == 0 and len(scores) > 1 and scores == sorted(scores, reverse=True) and scores[0] >= 70
+    assert [c.group(2) for c in cards if c][0] == "strong"
 
 
 def test_search_text_output_says_the_words_are_the_documents(db: Path) -> None:
@@ -98,9 +101,14 @@ def test_search_names_the_query_words_no_document_holds(db: Path) -> None:
 
 
 def test_search_suggests_the_indexed_spelling_of_a_misspelt_word(db: Path) -> None:
+    # the correction is searched, and said; --exact searches the query as typed
     code, out = run("search", "echolocaton porpoises", "--db", str(db), "-k", "1")
+    assert code == 0 and out.startswith("showing results for “echolocation porpoises”; search instead for "
+                                        "“echolocaton porpoises” with --exact\n1. Porpoises"), out
+    code, out = run("search", "echolocaton porpoises", "--db", str(db), "-k", "1", "--exact")
     assert code == 0 and "not in any document: echolocaton\ndid you mean: echolocation porpoises" in out
-    assert run_json("search", "echolocaton", "--db", str(db))["did_you_mean"] == "echolocation"
+    assert run_json("search", "echolocaton", "--db", str(db), "--exact")["did_you_mean"] == "echolocation"
+    assert run_json("search", "echolocaton", "--db", str(db))["corrected_from"] == "echolocaton"
 
 
 def test_batch_search(db: Path, tmp_path: Path) -> None:
@@ -153,12 +161,16 @@ PORPOISE = "They use echolocation to hunt fish and squid in murky coastal water.
 
 def test_search_like_a_file_lists_the_other_documents(db: Path, corpus: Path) -> None:
     porpoise = corpus / "animals" / "porpoise.md"
-    code, out = run("search", "--like", str(porpoise), "--db", str(db), "--all")  # unrelated topics: weak matches
-    assert code == 0 and out.startswith("1. ") and "similarity" in out, out
+    code, out = run("search", "--like", str(porpoise), "--db", str(db), "--all")  # unrelated topics: unlikely ones
+    first, rest = out.split("\n", 1)
+    assert code == 0 and first.startswith("no strong match for “Porpoises are small toothed whales") and len(first) < 110
+    assert first.endswith("…”; the closest passages:") and rest.startswith("1. ") and "similarity" in out, out
     assert "porpoise.md" not in out and "rigel.txt" in out and "budget.txt" in out
-    # nothing else in the folder is about sea animals: by default it says so, and the weak matches wait behind --all
+    # nothing else in the folder is about sea animals: by default it says so, and each listed card is unlikely
     gated = run_json("search", "--like", str(porpoise), "--db", str(db))
-    assert gated["nothing_relevant"] and gated["results"] == [] and gated["weak_hidden"] == 4
+    assert gated["nothing_relevant"] and gated["answer"] in ("closest", "nothing")
+    assert all(r["strength"] == "unlikely" for r in gated["results"])
+    assert len(gated["results"]) + gated["weak_hidden"] == 4
     found = run_json("search", "--like", str(porpoise), "--db", str(db), "--all")
     assert found["mode"] == "semantic"  # by meaning, where a typed query is hybrid
     assert len(found["results"]) == 4 and set(found["results"][0]) >= RESULT_KEYS

@@ -63,3 +63,11 @@ def test_the_shipped_graph_agrees_with_sentence_transformers_and_rebuilds(tmp_pa
     assert main(["--out", str(tmp_path)]) == 0
     rebuilt = onnx.OnnxSentenceModel(tmp_path / "model.int8.onnx", tmp_path / "tokenizer.json").encode(TEXTS[:5])
     assert np.all(np.sum(rebuilt * shipped, axis=1) > 0.999)
+
+
+def test_a_shorter_limit_cuts_the_text_as_the_model_would():
+    model = onnx.bundled()
+    long = "The night train to Vienna leaves at 22:10 from platform 4. " * 20
+    cut = onnx.OnnxSentenceModel(onnx.resource_path(onnx.MODEL), onnx.resource_path(onnx.TOKENIZER), max_tokens=16)
+    assert np.allclose(model.encode([long], max_tokens=16), cut.encode([long]), atol=1e-6)
+    assert not np.allclose(model.encode([long], max_tokens=16), model.encode([long]), atol=1e-3)

@@ -1,6 +1,6 @@
-"""The relevance gate and the number on each card (engine.search.relevance): a paraphrase in a three-file folder is
-shown as relevant, an unrelated query finds nothing relevant, card scores follow the ranking, and the small-folder
-prior bundled for the shipped static model is the one its index uses."""
+"""Relevance on small folders and on stop words, and the number on each card: a paraphrase in a three-file folder
+is shown as relevant, an unrelated query finds nothing relevant, card scores follow the ranking, and the
+small-folder prior bundled for the shipped static model is the one its index uses."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from engine.embed.static import StaticEmbedder
 from engine.resources import resource_path
 from engine.search import relevance as rel
 from engine.search.calibration import PRIOR_FOLDER, prior
-from engine.search.results import Mode
 
 # The issue's three-file folder: one sentence answers "overnight rail service to Austria" by meaning alone.
 THREE_FILES = {
@@ -89,12 +88,6 @@ def test_card_scores_follow_the_ranking_and_the_first_reads_as_relevance(corpus:
     index.close()
 
 
-def test_relevance_maps_the_bar_to_half_and_twice_it_to_three_quarters() -> None:
-    assert rel.relevance(rel.RELEVANT) == pytest.approx(50.0)
-    assert rel.relevance(2 * rel.RELEVANT) == pytest.approx(75.0)
-    assert rel.relevance(-1.0) == 0.0 and rel.relevance(1e9) <= 100.0
-
-
 def test_fusion_normalises_each_side_over_the_query_candidates() -> None:
     cosine = np.array([0.8, 0.4, np.nan, 0.6])
     bm25 = np.array([0.0, 10.0, 5.0, 2.5])
@@ -146,13 +139,6 @@ def test_a_quoted_phrase_of_stop_words_is_searched_as_written(toy: Index, mode: 
     assert not response.notes and response.missing == ()
     # its words in another order are in no document: the phrase is named as missing, as a word would be
     assert toy.search('"be or not to be to"', mode=mode).missing == ("be or not to be to",)
-
-
-def test_each_mode_has_its_bar_and_a_small_folder_needs_a_share_of_it() -> None:
-    assert rel.bar(Mode.HYBRID, small_folder=False) == rel.RELEVANT
-    assert rel.bar(Mode.SEMANTIC, small_folder=False) == rel.RELEVANT
-    assert rel.bar(Mode.LEXICAL, small_folder=False) == rel.LEXICAL_RELEVANT
-    assert rel.bar(Mode.HYBRID, small_folder=True) == pytest.approx(rel.RELEVANT * rel.SMALL_FOLDER_SHARE)
 
 
 def test_a_document_is_shown_by_its_sentence_with_most_evidence_not_its_best_passage_first(tmp_path: Path) -> None:

@@ -69,48 +69,52 @@ def index(tmp_path_factory):
 
 @pytest.mark.parametrize("mode", list(Mode))
 def test_a_misspelt_word_gets_the_indexed_spelling(index, mode):
-    response = index.search("stethescope heart", mode=mode)
+    response = index.search("stethescope heart", mode=mode, correct=False)
     assert response.missing == ("stethescope",)
     assert response.did_you_mean == "stethoscope heart"
     assert index.search(response.did_you_mean, mode=mode).results[0].path.endswith("clinic.txt")
     assert response.to_json()["did_you_mean"] == "stethoscope heart"
+    # by default a query that finds no strong match is answered by its correction, and says what was typed
+    corrected = index.search("stethescope", mode=mode)
+    assert (corrected.query, corrected.corrected_from) == ("stethoscope", "stethescope")
+    assert corrected.results[0].path.endswith("clinic.txt")
 
 
 def test_the_suggestion_keeps_capitals_and_the_rest_of_the_query(index):
-    assert index.search("Seperate the yolks").did_you_mean == "Separate the yolks"
-    assert index.search("seperate yolks").did_you_mean == "separate yolks"
-    assert index.search("stethoscopes").did_you_mean is None  # a word of the index in another form is not missing
+    assert index.search("Seperate the yolks", correct=False).did_you_mean == "Separate the yolks"
+    assert index.search("seperate yolks", correct=False).did_you_mean == "separate yolks"
+    assert index.search("stethoscopes", correct=False).did_you_mean is None  # a word of the index in another form is not missing
 
 
 def test_no_suggestion_when_nothing_is_close_or_nothing_is_missing(index):
-    assert index.search("zeppelin heart").did_you_mean is None
-    assert index.search("stethoscope heart").did_you_mean is None
+    assert index.search("zeppelin heart", correct=False).did_you_mean is None
+    assert index.search("stethoscope heart", correct=False).did_you_mean is None
     # a pasted passage that misses many words is not a typo
-    assert index.search("stethescope zeppelin quixotic blimp hangar").did_you_mean is None
+    assert index.search("stethescope zeppelin quixotic blimp hangar", correct=False).did_you_mean is None
 
 
 def test_a_word_of_the_language_the_documents_lack_is_not_taken_for_a_misspelling(index):
     # "passport" is two edits from the indexed "password", but it is an English word, not a typo for it
-    response = index.search("renew my passport")
+    response = index.search("renew my passport", correct=False)
     assert response.missing == ("passport",) and response.did_you_mean is None
-    assert index.search("renew my pasword").did_you_mean == "renew my password"
+    assert index.search("renew my pasword", correct=False).did_you_mean == "renew my password"
 
 
 def test_a_stem_and_an_ending_that_make_no_word_are_not_suggested(index):
     # "freeman" + "er" stems as "freeman" does, two edits from "freelancer" (a word the model's vocabulary lacks)
-    response = index.search("saxophone freelancer")
+    response = index.search("saxophone freelancer", correct=False)
     assert response.missing == ("freelancer",) and response.did_you_mean is None
 
 
 def test_the_start_of_an_indexed_word_is_no_misspelling(index):
     # typed on the way to "pancakes": a new user was offered "panda"
-    assert index.search("zoo panca").did_you_mean is None
-    assert index.search("zoo pandq").did_you_mean == "zoo panda"  # a misspelling still is one
+    assert index.search("zoo panca", correct=False).did_you_mean is None
+    assert index.search("zoo pandq", correct=False).did_you_mean == "zoo panda"  # a misspelling still is one
 
 
 def test_of_equally_close_words_the_word_of_the_language_is_suggested(index):
     # two edits from both; "steganogram" is the commoner stem here, "steganography" the word of the language
-    assert index.search("steganografy").did_you_mean == "steganography"
+    assert index.search("steganografy", correct=False).did_you_mean == "steganography"
 
 
 @pytest.mark.parametrize(("typed", "meant"), [
@@ -120,7 +124,7 @@ def test_of_equally_close_words_the_word_of_the_language_is_suggested(index):
 ])
 def test_a_typo_among_the_first_letters_is_corrected_too(index, typed, meant):
     # the stems sharing the word's first three letters did not hold it: a new user's "asasination" got no suggestion
-    assert index.search(typed).did_you_mean == meant
+    assert index.search(typed, correct=False).did_you_mean == meant
 
 
 def test_short_words_that_begin_the_typo_do_not_crowd_out_the_word_meant(tmp_path):
@@ -134,5 +138,5 @@ def test_short_words_that_begin_the_typo_do_not_crowd_out_the_word_meant(tmp_pat
     (docs / "history.txt").write_text("The assassination of the king ended the war.\n", encoding="utf-8")
     with Index(tmp_path / "index", config=IndexConfig(workers=0)) as idx:
         idx.add([docs])
-        assert idx.search("the asasination of the king").did_you_mean == "the assassination of the king"
+        assert idx.search("the asasination of the king", correct=False).did_you_mean == "the assassination of the king"
 
