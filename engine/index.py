@@ -42,6 +42,7 @@ from engine.search.calibration import Calibration, calibrate, prior
 from engine.search.like import LikeQuery, LikeSource, like_query
 from engine.search.results import Mode, SearchResponse, SearchResult
 from engine.search.searcher import CollectionStatistics, Searcher, query_stems
+from engine.store import privacy
 from engine.store.connection import reporting_damage
 from engine.store.database import DB_NAME, Store
 from engine.store.files import remove_leftovers
@@ -153,7 +154,7 @@ class Index:
         for name in embed.derived():  # stored by no index: computed from the text when read
             # a vector draws on at most MAX_SPAN sentences, its own included (engine.embed.context)
             self.store.derive(name, DerivedVectors(functools.partial(_derived_vectors, name), context.MAX_SPAN - 1))
-        self._lock = FileLock(str(self.folder / "write.lock"))
+        self._lock = FileLock(str(self.folder / "write.lock"), mode=privacy.FILE_MODE)
         stored = self.store.get_meta("method")
         if stored is None and self.store.read_only:
             self.store.close()

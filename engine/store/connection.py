@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from engine.errors import ConfigError, IndexDamagedError, IndexReadOnlyError
+from engine.store import privacy
 
 log = logging.getLogger(__name__)
 
@@ -103,9 +104,10 @@ def has_log(path: Path) -> bool:
 
 
 def make_folder(folder: Path) -> None:
-    """Create the index folder and its parents, or say in one line why it cannot be."""
+    """Create the index folder and the parents it lacks, for its owner only (engine.store.privacy), or say in one
+    line why it cannot be."""
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        privacy.make_folder(folder)
     except FileExistsError as e:  # the path itself is a file
         raise ConfigError(f"{folder} is a file, not a folder; give the index a folder of its own") from e
     except NotADirectoryError as e:
@@ -124,7 +126,7 @@ def cannot_create(lock: Path) -> OSError | None:
     it is writable, then refuses every new file with ENOENT (which filelock would retry until its timeout).
     """
     try:
-        os.close(os.open(lock, os.O_RDWR | os.O_CREAT, 0o644))
+        privacy.create_file(lock)
     except OSError as e:
         return e
     return None

@@ -18,7 +18,19 @@ from filelock import FileLock
 
 from engine.errors import Cancelled, IndexDamagedError, IndexReadOnlyError, QuireError
 from engine.ingest.documents import NewDocument
-from engine.store import documents, facetrows, meta, postings, scans, schema, sentences, space, vectorrows, vocabulary
+from engine.store import (
+    documents,
+    facetrows,
+    meta,
+    postings,
+    privacy,
+    scans,
+    schema,
+    sentences,
+    space,
+    vectorrows,
+    vocabulary,
+)
 from engine.store.bm25 import Postings, Scored, WordIndex, WordStatistics
 from engine.store.connection import (
     READ_ONLY_ERRNOS,
@@ -80,6 +92,10 @@ class Store:
         self.read_only = unwritable is not None
         if self.read_only:
             log.info("%s cannot be written (%s): opening the index read-only", folder, unwritable)
+        else:
+            # before SQLite opens it: the log and shared-memory files it makes take the database file's mode
+            privacy.tighten(folder)
+            privacy.create_file(path)
         with reporting_damage(path):
             self.db = sqlite_utils.Database(self._connect())
         # counts every query needs, kept while the database is unchanged
@@ -96,7 +112,8 @@ class Store:
             # Switching a new file to WAL and creating or migrating the schema must not race another connection
             # doing the same (the app opens its search and indexing connections together): SQLite answers "database
             # is locked" at once there instead of waiting, so this setup is serialised across threads and processes.
-            with reporting_damage(path), FileLock(str(schema_lock), timeout=SCHEMA_LOCK_SECONDS):
+            with reporting_damage(path), FileLock(str(schema_lock), timeout=SCHEMA_LOCK_SECONDS,
+                                                            mode=privacy.FILE_MODE):
                 self._set_up(folder)
         except BaseException:
             self.db.conn.close()
