@@ -295,8 +295,8 @@ class Index:
             self.store.add_roots(roots)
             run = IndexingRun(self, embedder, progress, cancel, keep, extract)
             run.run(roots)
-            if run.removed:
-                self.store.reclaim_space()  # files gone from disk: their space comes back, as after `quire remove`
+            if self.store.needs_purge():  # files gone or changed: their old words leave the disk, as at `quire remove`
+                self.store.reclaim_space()
             return IndexReport(
                 method=embedder.name, documents=run.documents, sentences=run.sentences, unchanged=run.unchanged,
                 removed=run.removed, issues=tuple(run.issues), seconds=time.monotonic() - started,
@@ -329,8 +329,8 @@ class Index:
             index = self.vector_index(embedder)
             index.remove(removed)
             index.save(int(self.store.get_meta("generation", 0)))
-            if doomed:
-                self.store.reclaim_space()  # the removed documents' disk space comes back (engine.store.space)
+            if self.store.needs_purge():  # the removed documents' words and disk space (engine.store.space)
+                self.store.reclaim_space()
             return len(doomed)
 
     @_reports_damage

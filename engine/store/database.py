@@ -150,6 +150,9 @@ class Store:
         self.db.enable_wal()
         self.db.execute("PRAGMA synchronous=NORMAL")  # WAL stays consistent; a power cut may lose the last commits
         self.db.execute("PRAGMA foreign_keys=OFF")
+        # deleted rows and freed pages are overwritten with zeros, so that removed text leaves the file
+        # (docs/decisions/0028-removed-words-leave-the-disk.md)
+        self.db.execute("PRAGMA secure_delete=ON")
         tune(self.db.conn)
         migrated = False
         with self.db.atomic():
@@ -301,6 +304,7 @@ class Store:
             removed.extend(ids)
         if removed:
             meta.bump_generation(self.db.conn)
+            self.set_meta(space.PURGE_META, True)  # their words leave the file at the next reclaim_space
         return removed
 
     # -- sentences and vectors (engine.store.sentences, vectorrows) -------------------------------------------
@@ -506,8 +510,14 @@ class Store:
             return postings.compact(self.db.conn)
 
     def reclaim_space(self) -> space.Reclaimed:
-        """Give the disk space of removed documents back (:func:`engine.store.space.reclaim`)."""
+        """Take the words of removed documents out of the file and give their disk space back
+        (:func:`engine.store.space.reclaim`)."""
         return space.reclaim(self.db.conn, self.path)
+
+    def needs_purge(self) -> bool:
+        """Whether documents were removed or replaced since their words last left the file (:meth:`reclaim_space`
+        takes them out)."""
+        return bool(self.get_meta(space.PURGE_META))
 
     def term_document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
         """Passages containing each (stemmed, as FTS5 stores it) term; terms in none are left out.
