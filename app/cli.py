@@ -24,6 +24,7 @@ from engine.errors import QueryError, QuireError
 from engine.ingest.readers.base import Limits
 from engine.locations import default_index_dir
 from engine.search.results import Mode, named
+from engine.store import health
 from engine.store.filters import Filters
 from engine.text.pages import page_label
 from engine.text.paths import readable
@@ -100,8 +101,24 @@ def _handle_errors(f):
                 raise
             click.echo(f"error: {e}", err=True)
             sys.exit(1)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise  # click's own: a usage error, --help
+        except (Exception, SystemExit) as e:  # a bug, or something that exited inside a library: never silent
+            if debug or (isinstance(e, SystemExit) and e.code in (0, None)):
+                raise
+            click.echo(f"error: {_unexpected(e)} (a bug in quire: run it again with --debug for the details, and "
+                       f"report them)", err=True)
+            sys.exit(1)
 
     return wrapper
+
+
+def _unexpected(error: BaseException) -> str:
+    """An error no part of quire expected, in one line."""
+    if isinstance(error, SystemExit):
+        return f"stopped with exit status {error.code}"
+    first = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {first[0][:200]}" if first else type(error).__name__
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -153,15 +170,20 @@ def _duration(seconds: float) -> str:
               help="sentences embedded and committed per transaction (lower it to save memory)")
 @click.option("--shards", type=click.IntRange(min=1), default=None,
               help="make --db a collection of N shards, each an index of the files its path hash routes to")
+@click.option("--rebuild", is_flag=True,
+              help="make a damaged index again: delete it and index the folders it held (or the PATHs given)")
 @_cluster_option
 @_json_option
 @_handle_errors
 def index(paths: tuple[Path, ...], db: Path | None, method: str | None, ignore: tuple[str, ...], max_size: float,
-          workers: int | None, batch: int, shards: int | None, cluster: str | None, as_json: bool) -> None:
+          workers: int | None, batch: int, shards: int | None, rebuild: bool, cluster: str | None,
+          as_json: bool) -> None:
     """Index files and folders (re-reading only what changed); with no PATH, refresh every folder indexed before."""
     config = IndexConfig(limits=Limits(max_file_bytes=int(max_size * 1e6)), ignore=ignore, workers=workers,
                          batch_sentences=batch)
     progress = _ProgressLine() if not as_json and sys.stderr.isatty() else None
+    if rebuild and (shards is not None or _is_collection(db)):
+        raise click.UsageError("--rebuild makes one index again; rebuild a collection's damaged shard by its folder")
     if shards is not None or _is_collection(db):
         from engine.cluster import manifest
         from engine.cluster.indexing import index_collection
@@ -172,6 +194,10 @@ def index(paths: tuple[Path, ...], db: Path | None, method: str | None, ignore: 
                                   cluster=cluster)
     elif cluster is not None:
         raise click.UsageError("--cluster indexes a sharded collection: give --shards N as well")
+    elif rebuild:
+        from engine import Index
+
+        report = Index.rebuild(db, list(paths), method=method, config=config, progress=progress)
     else:
         from engine import Index
 
@@ -326,13 +352,16 @@ def _highlight(text: str, highlights) -> str:
 @cli.command(epilog="Example: quire status --json")
 @_db_option
 @click.option("--files", is_flag=True, help="list every file, not only skipped and failed ones")
+@click.option("--check", is_flag=True,
+              help=f"read every page of the index for damage (done anyway on an index of at most "
+                   f"{health.FULL_CHECK_BYTES >> 20} MB)")
 @_cluster_option
 @_json_option
 @_handle_errors
-def status(db: Path | None, files: bool, cluster: str | None, as_json: bool) -> None:
+def status(db: Path | None, files: bool, check: bool, cluster: str | None, as_json: bool) -> None:
     """Show what the index holds, and every file that was skipped or failed, with the reason."""
     with _open(db, cluster) as idx:
-        st = idx.status(files=True)
+        st = idx.status(files=True, check=check)
     if as_json:
         click.echo(json.dumps(st.to_json()))
         return

@@ -42,7 +42,7 @@ from engine.search.calibration import Calibration, calibrate, prior
 from engine.search.like import LikeQuery, LikeSource, like_query
 from engine.search.results import Mode, SearchResponse, SearchResult
 from engine.search.searcher import CollectionStatistics, Searcher, query_stems
-from engine.store import privacy
+from engine.store import health, privacy
 from engine.store.connection import reporting_damage
 from engine.store.database import DB_NAME, Store
 from engine.store.files import remove_leftovers
@@ -251,14 +251,8 @@ class Index:
         if self.store.read_only:
             raise IndexReadOnlyError(f"the index at {self.folder} is read-only (its folder cannot be written): it "
                                      f"can be searched, not changed")
-        try:
-            self._lock.acquire(timeout=WRITE_LOCK_WAIT)
-        except Timeout as e:
-            raise QuireError(f"another quire process is writing to {self.folder}; wait for it to finish") from e
-        try:
+        with _holding(self._lock, self.folder):
             yield
-        finally:
-            self._lock.release()
 
     @_reports_damage
     def add(self, paths: Sequence[Path | str] = (), *, method: str | None = None,
@@ -278,7 +272,8 @@ class Index:
         if missing:
             raise ConfigError(f"{readable(os.fspath(missing[0]))} does not exist; check the path"
                               + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
-        with self._writing(), one_blas_thread():  # engine/blas.py: the run's own threads need the cores
+        # the file checked first when due, and marked as written until the run ends (engine.store.health)
+        with self._writing(), self.store.running(), one_blas_thread():  # engine/blas.py: the run needs the cores
             for leftover in remove_leftovers(self.folder, LEFTOVERS):
                 log.info("removed %s, left by a run that was stopped while saving", leftover.name)
             self._build_word_index(progress, cancel)
@@ -294,14 +289,32 @@ class Index:
                 raise ConfigError("nothing to index: give a file or folder")
             self.store.add_roots(roots)
             run = IndexingRun(self, embedder, progress, cancel, keep, extract)
-            run.run(roots)
-            if self.store.needs_purge():  # files gone or changed: their old words leave the disk, as at `quire remove`
-                self.store.reclaim_space()
+            run.run(roots)  # files gone or changed: their old words leave the disk as the run ends (Store.running)
             return IndexReport(
                 method=embedder.name, documents=run.documents, sentences=run.sentences, unchanged=run.unchanged,
                 removed=run.removed, issues=tuple(run.issues), seconds=time.monotonic() - started,
                 cancelled=run.cancelled,
             )
+
+    @classmethod
+    def rebuild(cls, folder: Path | str | None = None, paths: Sequence[Path | str] = (), *, method: str | None = None,
+                config: IndexConfig | None = None, progress: ProgressCallback | None = None,
+                cancel: threading.Event | None = None) -> IndexReport:
+        """Make a damaged index again: its database and graphs are deleted and the folders and files it held (read
+        from it, as far as it can be read, or ``paths``) are indexed anew. Raises ConfigError when it is not known
+        what to index (nothing could be read and no ``paths`` given)."""
+        folder = Path(folder) if folder else default_index_dir()
+        roots = [os.fspath(p) for p in paths] or health.salvage_roots(folder / DB_NAME) or []
+        found = [r for r in roots if os.path.lexists(r)]
+        for gone in sorted(set(roots) - set(found)):
+            log.warning("%s, which the index held, no longer exists: not indexed again", readable(gone))
+        if not found:
+            raise ConfigError(f"could not read from the index at {folder} which folders it held; give them: "
+                              f"`quire index --rebuild --db {folder} PATH...`")
+        with _holding(FileLock(str(folder / "write.lock"), mode=privacy.FILE_MODE), folder):
+            health.discard(folder)
+        with cls(folder, method=method, config=config) as index:
+            return index.add(found, progress=progress, cancel=cancel)
 
     def _build_word_index(self, progress: ProgressCallback | None, cancel: threading.Event | None) -> None:
         """Index the words of passages written before the word index existed (an index from an older quire); until
@@ -501,8 +514,11 @@ class Index:
         return out
 
     @_reports_damage
-    def status(self, *, files: bool = False) -> IndexStatus:
-        """Counts, roots and (optionally) every file's status and reason."""
+    def status(self, *, files: bool = False, check: bool = False) -> IndexStatus:
+        """Counts, roots and (optionally) every file's status and reason. Raises IndexDamagedError for damage found:
+        in the tables and counts always, in every page of the file when it is small or with ``check``
+        (engine.store.health)."""
+        self.store.check(pages=check or self.store.small())
         stats = self.store.stats()
         listed = tuple(
             FileStatus(d.path, d.status, d.reason, d.sentences, d.title, d.kind) for d in self.store.documents()
@@ -521,6 +537,19 @@ class Index:
         stored = [t[len("vectors_"):] for t in self.store.vector_tables()]
         derived = [m for m in embed.derived() if self.store.get_meta(f"fingerprint:{m}") is not None]
         return tuple(sorted({*stored, *derived}))
+
+
+@contextmanager
+def _holding(lock: FileLock, folder: Path) -> Iterator[None]:
+    """Hold an index's write lock, or say that another process holds it."""
+    try:
+        lock.acquire(timeout=WRITE_LOCK_WAIT)
+    except Timeout as e:
+        raise QuireError(f"another quire process is writing to {folder}; wait for it to finish") from e
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def _bytes_on_disk(folder: Path) -> int:

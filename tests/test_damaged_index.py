@@ -112,7 +112,7 @@ def _refused_as_damaged(folder: Path, *command: str) -> None:
     done = quire(*command, "--db", str(folder))
     assert done.returncode == 1, (command, done.returncode, done.stdout, done.stderr)
     assert "Traceback" not in done.stderr
-    assert "is damaged" in done.stderr and "re-index with `quire index PATH`" in done.stderr, done.stderr
+    assert "is damaged" in done.stderr and f"`quire index --rebuild --db {folder}`" in done.stderr, done.stderr
 
 
 @pytest.mark.parametrize("damage", ["not a database", "pages"])
@@ -142,7 +142,7 @@ def test_an_empty_database_file_is_not_an_empty_index(indexed: Path, corpus: Pat
     for command in (("search", RIGEL), ("status",)):
         done = quire(*command, "--db", str(indexed))
         assert done.returncode == 1 and "Traceback" not in done.stderr
-        assert "is empty (0 bytes)" in done.stderr and "re-index with `quire index PATH`" in done.stderr
+        assert "is empty (0 bytes)" in done.stderr and "`quire index --rebuild --db" in done.stderr
     assert db.stat().st_size == 0  # refusing wrote nothing
     done = quire("index", str(corpus), "--db", str(indexed), "--workers", "0", "--json")
     assert done.returncode == 0 and "was empty (0 bytes); starting a new index" in done.stderr

@@ -12,8 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
-from engine.errors import ConfigError, IndexDamagedError, IndexReadOnlyError
-from engine.store import privacy
+from engine.errors import ConfigError, IndexReadOnlyError
+from engine.store import health, privacy
 
 log = logging.getLogger(__name__)
 
@@ -75,13 +75,12 @@ def reporting_damage(path: Path) -> Iterator[None]:
     try:
         yield
     except sqlite3.DatabaseError as e:
-        # SQLITE_CORRUPT and its extended codes (an FTS5 table: _VTAB), SQLITE_NOTADB: not a database at all
-        if not getattr(e, "sqlite_errorname", "").startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+        # SQLITE_CORRUPT and its extended codes (an FTS5 table: _VTAB), SQLITE_NOTADB: not a database at all; and
+        # text whose bytes are not UTF-8, which only damage puts in a column quire wrote
+        name = getattr(e, "sqlite_errorname", "")
+        if not name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) and "Could not decode to UTF-8" not in str(e):
             raise
-        raise IndexDamagedError(
-            f"the index database {path} is damaged ({e}); move the folder {path.parent} away (or delete it) and "
-            f"re-index with `quire index PATH`"
-        ) from e
+        raise health.damaged(path.parent, f"{path.name}: {e}") from e
 
 
 def empty_file(path: Path) -> bool:
