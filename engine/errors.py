@@ -46,6 +46,11 @@ class ReadError(QuireError):
         self.status = status
 
 
+class ReaderStartError(QuireError):
+    """No reader process could be started (the interpreter cannot be run again, processes are limited); the message
+    says how to index without them."""
+
+
 class Cancelled(QuireError):
     """Work was stopped on request; everything finished before the request is kept."""
 

@@ -78,3 +78,33 @@ def test_remove_while_another_process_writes_says_so(db: Path) -> None:
     assert time.monotonic() - started < 20
     with Index(db, create=False) as idx:
         assert idx.status().indexed == 5
+
+
+def _quire_without_readers(interpreter: Path, *args: str) -> subprocess.CompletedProcess:
+    """The CLI where reader processes run ``interpreter``, which this account cannot run: as for an account that may
+    not read the Python quire runs under (issue 58, item 6)."""
+    code = (f"import multiprocessing; multiprocessing.set_executable({str(interpreter)!r}); "
+            f"from app.cli import main; main()")
+    return subprocess.run([sys.executable, "-c", code, *args], cwd=REPO, capture_output=True, text=True, timeout=120)
+
+
+def test_reader_processes_that_cannot_start_are_one_line_not_a_silent_exit(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for n in range(4):
+        (docs / f"n{n}.txt").write_text(f"Note {n}: owls hunt at night over the fields.", encoding="utf-8")
+    interpreter = tmp_path / "python"
+    interpreter.write_text("#!/bin/sh\nexit 0\n")
+    interpreter.chmod(0o600)  # not executable: exec fails as for an interpreter the account may not read
+    db = tmp_path / "index"
+    done = _quire_without_readers(interpreter, "index", str(docs), "--db", str(db), "--workers", "1")
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        f"error: cannot start a reader process ({interpreter}: Permission denied); index with `--workers 0` to read "
+        f"every file in this process"]  # was exit 1 and nothing, or a traceback of the pool's
+    debug = _quire_without_readers(interpreter, "--debug", "index", str(docs), "--db", str(db), "--workers", "1")
+    assert debug.returncode == 1 and "Traceback" in debug.stderr and "ReaderStartError" in debug.stderr
+    status = quire("status", "--db", str(db), "--json")
+    assert b"\"failed\": 0" in status.stdout  # no file was recorded as one its reader crashed on
+    done = _quire_without_readers(interpreter, "index", str(docs), "--db", str(db), "--workers", "0")
+    assert done.returncode == 0, done.stderr
