@@ -12,8 +12,10 @@ import logging
 import shutil
 import sys
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 import click
 
@@ -240,7 +242,8 @@ _MOMENT = _Moment()
               help="ranking: hybrid (default), semantic (the default with --like) or lexical")
 @click.option("--method", default=None, help="must match the index's method (a mismatch is an error)")
 @click.option("--queries", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help='batch mode: a JSONL file of {"id", "text"}; prints one {"id", "results"} line per query')
+              help='batch mode: a JSONL file of {"id", "text"}, answered line by line as it is read (a pipe works); prints '
+                   'one {"id", "results"} line per query')
 @click.option("--like", "like", metavar="FILE[:PAGE|#SENTENCE]",
               help="other documents like an indexed file, one page of it (from 1), or one sentence of it (the "
                    "`ordinal` that --json prints, from 0); the file itself is left out")
@@ -272,15 +275,23 @@ def search(text: str | None, db: Path | None, k: int, mode: str | None, method: 
     mode = mode or (Mode.SEMANTIC if like is not None else Mode.HYBRID).value
     with _open(db, cluster) as idx:
         if queries is not None:
-            for item in _read_queries(queries):
+            unreadable = 0
+            for line in _read_queries(queries):
+                if line.error is not None:  # a line that is no query: said in its place, and at the end
+                    unreadable += 1
+                    click.echo(json.dumps({"id": None, "line": line.number, "error": line.error, "results": []}))
+                    continue
                 try:
-                    out = idx.search(item["text"], k=k, mode=mode, method=method, include_weak=include_weak,
+                    out = idx.search(line.text, k=k, mode=mode, method=method, include_weak=include_weak,
                                      explain=explain, rerank_facets=rerank_facets, within=within).to_json()
                 except QueryError as e:
                     # one unusable query must not cost the answers to the others
-                    click.echo(json.dumps({"id": item["id"], "error": str(e), "results": []}))
+                    click.echo(json.dumps({"id": line.id, "error": str(e), "results": []}))
                     continue
-                click.echo(json.dumps({"id": item["id"], **{key: out[key] for key in ("results", "nothing_relevant")}}))
+                click.echo(json.dumps({"id": line.id, **{key: out[key] for key in ("results", "nothing_relevant")}}))
+            if unreadable:
+                raise QuireError(f"{unreadable:,} line{'s' if unreadable > 1 else ''} of {readable(str(queries))} "
+                                 f"could not be read as queries (see their \"error\" lines); the others were answered")
             return
         if like is not None:
             from engine.search.like import LikeSource
@@ -297,27 +308,60 @@ def search(text: str | None, db: Path | None, k: int, mode: str | None, method: 
     _print_response(response)
 
 
-def _read_queries(path: Path) -> list[dict]:
-    """The {"id", "text"} objects of a JSONL query file, all checked before the first search runs."""
-    items = []
-    raw = path.read_bytes()
+# The longest line of a --queries file read as a query: a query is a few words (the engine refuses one past
+# MAX_QUERY_CHARS), so a longer line is no query, and reading it whole could take all memory (/dev/zero).
+MAX_QUERY_LINE_BYTES = 1 << 20
+_SKIP_CHUNK = 1 << 16
+
+
+@dataclass(frozen=True)
+class _QueryLine:
+    """One line of a --queries file: its number, and its query's id and text, or why it holds none."""
+
+    number: int
+    id: object = None
+    text: str = ""
+    error: str | None = None
+
+
+def _read_queries(path: Path) -> Iterator[_QueryLine]:
+    """The {"id", "text"} objects of a JSONL query file, each as soon as its line is read (a FIFO is answered line
+    by line), in memory that does not grow with the file; blank lines are passed over."""
+    with path.open("rb") as f:
+        number = 0
+        while True:
+            raw = f.readline(MAX_QUERY_LINE_BYTES + 1)
+            if not raw:
+                return
+            number += 1
+            if len(raw) > MAX_QUERY_LINE_BYTES and not raw.endswith(b"\n"):
+                yield _QueryLine(number, error=f"line {number} is longer than {MAX_QUERY_LINE_BYTES >> 20} MB")
+                _skip_line(f)  # after its error is out: the line may never end (/dev/zero)
+            elif raw.strip():
+                yield _query_line(number, raw)
+
+
+def _skip_line(f: BinaryIO) -> None:
+    """Read past the rest of a line, a chunk at a time."""
+    while (chunk := f.readline(_SKIP_CHUNK)) and not chunk.endswith(b"\n"):
+        pass
+
+
+def _query_line(number: int, raw: bytes) -> _QueryLine:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = raw.count(b"\n", 0, e.start) + 1
-        raise click.UsageError(f"{path} is not UTF-8 text: line {line} holds the byte "
-                               f"{raw[e.start:e.start + 1]!r} (save the file as UTF-8)") from e
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except ValueError as e:
-            raise click.UsageError(f"{path}, line {number}: not JSON ({e})") from e
-        if not isinstance(item, dict) or "id" not in item or not isinstance(item.get("text"), str):
-            raise click.UsageError(f'{path}, line {number}: expected an object with "id" and "text"')
-        items.append(item)
-    return items
+        return _QueryLine(number, error=f"line {number} is not UTF-8 text: it holds the byte "
+                                        f"{raw[e.start:e.start + 1]!r} (save the file as UTF-8)")
+    try:
+        item = json.loads(text)
+    except RecursionError:
+        return _QueryLine(number, error=f"line {number} is not JSON (it nests too deeply)")
+    except ValueError as e:
+        return _QueryLine(number, error=f"line {number} is not JSON ({e})")
+    if not isinstance(item, dict) or "id" not in item or not isinstance(item.get("text"), str):
+        return _QueryLine(number, error=f'line {number}: expected an object with "id" and "text"')
+    return _QueryLine(number, item["id"], item["text"])
 
 
 def _print_response(response) -> None:

@@ -4,6 +4,8 @@ processes, since the bytes of a command line are what is under test."""
 from __future__ import annotations
 
 import json
+import os
+import select
 import subprocess
 import sys
 import time
@@ -44,12 +46,50 @@ def test_a_query_that_is_not_utf8_is_refused_clearly(db: Path, mode: str) -> Non
     assert err.startswith("error: ")
 
 
-def test_a_queries_file_that_is_not_utf8_is_refused_before_any_search(db: Path, tmp_path: Path) -> None:
+def test_a_queries_line_that_is_not_utf8_costs_only_that_line(db: Path, tmp_path: Path) -> None:
     queries = tmp_path / "queries.jsonl"
     queries.write_bytes(b'{"id": 1, "text": "orion"}\n{"id": 2, "text": "caf\xe9"}\n')
-    done = quire("search", "--queries", str(queries), "--db", str(db))
-    _says(done, 2, "not UTF-8", "line 2")
-    assert done.stdout == b""
+    done = quire("search", "--queries", str(queries), "--db", str(db), "--no-explain")
+    _says(done, 1, "1 line of", "could not be read")
+    first, second = (json.loads(line) for line in done.stdout.decode().splitlines())
+    assert first["id"] == 1 and first["results"]
+    assert second["line"] == 2 and "not UTF-8" in second["error"] and "\\xe9" in second["error"]
+
+
+def test_batch_queries_are_answered_as_each_line_comes_through_a_pipe(db: Path, tmp_path: Path) -> None:
+    fifo = tmp_path / "queries"
+    os.mkfifo(fifo)
+    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "search", "--queries", str(fifo), "--db", str(db),
+                             "--no-explain"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        with fifo.open("w") as writer:  # held open: the file has not ended when the answer is awaited
+            writer.write(json.dumps({"id": "first", "text": "blue supergiant star"}) + "\n")
+            writer.flush()
+            ready, _, _ = select.select([proc.stdout], [], [], 60)
+            assert ready, "no answer while the pipe stayed open"  # was: nothing until the file ended
+            assert json.loads(proc.stdout.readline())["id"] == "first"
+        assert proc.wait(timeout=60) == 0
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_an_endless_queries_file_is_read_in_flat_memory(db: Path) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "search", "--queries", "/dev/zero", "--db", str(db)],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        first = json.loads(proc.stdout.readline())  # the first line's error comes at once
+        assert first["line"] == 1 and "longer than 1 MB" in first["error"]
+        peaks = []
+        for _ in range(3):  # the skipping goes on; the memory must not (was 790 MB at 24 s)
+            time.sleep(1)
+            status = Path(f"/proc/{proc.pid}/status").read_text()
+            peaks.append(int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM"))))
+        assert peaks[-1] == peaks[0] or peaks[-1] - peaks[0] < 20_000, peaks  # kB
+        assert proc.poll() is None
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def test_an_escaped_surrogate_in_a_queries_file_costs_only_that_query(db: Path, tmp_path: Path) -> None:
