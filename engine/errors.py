@@ -46,6 +46,11 @@ class ReadError(QuireError):
         self.status = status
 
 
+class GraphUnavailableError(QuireError):
+    """A method's graph is missing, damaged or far behind the database, and only an indexing run rebuilds it
+    (searches rank by words meanwhile); the message says which."""
+
+
 class ReaderStartError(QuireError):
     """No reader process could be started (the interpreter cannot be run again, processes are limited); the message
     says how to index without them."""

@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -25,6 +25,7 @@ from engine.embed.centre import CentredEmbedder, centre_rows, collection_mean, w
 from engine.errors import (
     Cancelled,
     ConfigError,
+    GraphUnavailableError,
     IndexNotFoundError,
     IndexReadOnlyError,
     MethodMismatchError,
@@ -223,8 +224,10 @@ class Index:
                 self.store.set_meta(_centre_key(embedder.name), mean.tolist())
         return CentredEmbedder(embedder, mean), centre_rows(vectors, mean)
 
-    def vector_index(self, embedder: Embedder, *, load: bool = True) -> VectorIndex:
-        """The method's graph, loaded (caught up in memory) unless ``load`` is False; saved only by writers."""
+    def vector_index(self, embedder: Embedder, *, load: bool = True, repair: bool = True) -> VectorIndex:
+        """The method's graph, loaded (caught up in memory) unless ``load`` is False; saved only by writers. Without
+        ``repair`` (searches), one that would have to be rebuilt raises GraphUnavailableError
+        (:meth:`engine.store.vectors.VectorIndex.open`)."""
         # the graph holds the stored vectors: it is named by the fingerprint they were made under (model and rule)
         fingerprint = context.fingerprint(embedder)
         key = f"{embedder.name}:{fingerprint}"
@@ -233,7 +236,7 @@ class Index:
                                              owner=self.store.index_id)
         index = self._vectors[key]
         if load and not index.is_open:
-            index.open(self.store)
+            index.open(self.store, repair=repair)
         return index
 
     def _check_current(self, embedder: Embedder) -> None:
@@ -422,12 +425,16 @@ class Index:
                 f"this index was built with the {self.method} method, not {method}; "
                 f"run `quire index --method {method}` to re-embed it, or search without --method"
             )
-        embedder = vectors = calibration = None
+        embedder = vectors = calibration = unavailable = None
         if mode is not Mode.LEXICAL:
             embedder = self._embedder()
             self._check_current(embedder)
             with self._searcher_lock:
-                vectors = self.vector_index(embedder)
+                try:
+                    vectors = self.vector_index(embedder, repair=False)
+                except GraphUnavailableError as e:  # ranked by words until an indexing run repairs it (0030)
+                    unavailable, mode, embedder = e, Mode.LEXICAL, None
+        if embedder is not None:
             # a shard is judged by its collection's calibration: its own sample is a part of the collection's
             stored = self.store.get_meta(f"calibration:{embedder.name}") if collection is None else None
             calibration = collection.calibration if collection is not None else Calibration.from_meta(
@@ -436,11 +443,12 @@ class Index:
                 calibration = prior(context.fingerprint(embedder))
         null = self._null_sample(embedder) if embedder is not None else None
         # the static model's word space explains results and is where the gate aligns words (0016)
-        return Searcher(self.store, vectors, embedder, calibration, facets=load_space(), null_sample=null,
-                        collection=collection).search(
+        response = Searcher(self.store, vectors, embedder, calibration, facets=load_space(), null_sample=null,
+                            collection=collection).search(
             query, k=k, mode=mode, include_weak=include_weak, explain=explain, rerank_facets=rerank_facets,
             exclude=exclude, within=within,
         )
+        return response if unavailable is None else replace(response, notes=(*response.notes, _by_words(unavailable)))
 
     @_reports_damage
     def statistics(self, query: str, mode: Mode | str = Mode.HYBRID) -> CollectionStatistics:
@@ -568,6 +576,11 @@ def _bytes_on_disk(folder: Path) -> int:
 def _derived_vectors(method: str, texts: Sequence[str], doc_sizes: np.ndarray) -> np.ndarray:
     """The vectors of a derived method (engine.embed.derived) for whole documents' sentences, as indexing made them."""
     return context.encode(embed.load(method), texts, doc_sizes)[0]
+
+
+def _by_words(unavailable: GraphUnavailableError) -> str:
+    """The note on a search ranked by words alone because its method's graph is unusable."""
+    return f"{unavailable}: these results are ranked by their words alone until `quire index` rebuilds it"
 
 
 def _centre_key(method: str) -> str:

@@ -70,7 +70,8 @@ def test_a_damaged_graph_is_rebuilt_from_the_database(indexed: Path, tmp_path: P
     for mode in ("semantic", "hybrid"):
         assert _first_result(indexed, mode) == "rigel.txt"  # was rc 139 (segfault) with random bytes
     done = quire("search", RIGEL, "--db", str(indexed), "--mode", "semantic", "--json")
-    assert "rebuilding it from the vectors in the database" in done.stderr or damage == "another index's"
+    # not rebuilt inside the search (that took minutes on a large index): ranked by words, and said so
+    assert "ranked by their words alone until `quire index` rebuilds it" in " ".join(json.loads(done.stdout)["notes"])
     assert {f.name: f.read_bytes() for f in indexed.glob("hnsw-*")} == damaged  # searches write nothing
 
     with Index(indexed, create=False, config=CONFIG) as idx:  # a run with nothing to read saves the rebuilt graph
