@@ -46,6 +46,10 @@ class ReadError(QuireError):
         self.status = status
 
 
+class DiskFullError(QuireError):
+    """The disk holding the index is full; what was written before is kept and the next run goes on from there."""
+
+
 class GraphUnavailableError(QuireError):
     """A method's graph is missing, damaged or far behind the database, and only an indexing run rebuilds it
     (searches rank by words meanwhile); the message says which."""
