@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import math
 import shutil
 import sys
 import time
@@ -159,14 +160,36 @@ def _duration(seconds: float) -> str:
     return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
 
 
+def _paths(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[Path, ...]:
+    """PATH arguments as paths; an empty one is a typing mistake (as a path it would mean the current folder)."""
+    if any(not value for value in values):
+        raise click.BadParameter("a path is empty; give a file or folder", ctx=ctx, param=param)
+    return tuple(Path(value) for value in values)
+
+
+class _Megabytes(click.ParamType):
+    """A size in MB: a finite number above 0."""
+
+    name = "MB"
+
+    def convert(self, value: str | float, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        try:
+            size = float(value)
+        except ValueError:
+            self.fail(f"{value!r} is not a number of MB", param, ctx)
+        if not math.isfinite(size) or size <= 0:
+            self.fail(f"{value} is not a size: give a number of MB above 0", param, ctx)
+        return size
+
+
 @cli.command(epilog=EPILOG_INDEX)
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(), callback=_paths)
 @_db_option
 @click.option("--method", default=None, help="embedding method: static (default), sbert, neural")
 @click.option("--ignore", multiple=True, help="gitignore-style pattern to skip (repeatable)")
-@click.option("--max-size", type=float, default=Limits().max_file_bytes / 1e6, show_default=True,
+@click.option("--max-size", type=_Megabytes(), default=Limits().max_file_bytes / 1e6, show_default=True,
               help="skip files larger than this many MB")
-@click.option("--workers", type=int, default=None,
+@click.option("--workers", type=click.IntRange(min=0), default=None,
               help="reader processes (default: cores - 1, none for under 4 MB of plain text; 0 = none)")
 @click.option("--batch", type=click.IntRange(min=1), default=IndexConfig.batch_sentences, show_default=True,
               help="sentences embedded and committed per transaction (lower it to save memory)")
@@ -421,7 +444,7 @@ def status(db: Path | None, files: bool, check: bool, cluster: str | None, as_js
 
 
 @cli.command(epilog="Example: quire remove ~/Documents/old")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(), callback=_paths)
 @_db_option
 @_json_option
 @_handle_errors

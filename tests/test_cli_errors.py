@@ -148,3 +148,21 @@ def test_reader_processes_that_cannot_start_are_one_line_not_a_silent_exit(tmp_p
     assert b"\"failed\": 0" in status.stdout  # no file was recorded as one its reader crashed on
     done = _quire_without_readers(interpreter, "index", str(docs), "--db", str(db), "--workers", "0")
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["index", ""], "a path is empty"),  # was an IndexError, then the current folder indexed
+    (["remove", ""], "a path is empty"),
+    (["index", "DOCS", "--max-size", "nan"], "nan is not a size"),  # was ValueError
+    (["index", "DOCS", "--max-size", "inf"], "inf is not a size"),  # was OverflowError
+    (["index", "DOCS", "--max-size", "-1"], "-1 is not a size"),  # indexed nothing without saying why
+    (["index", "DOCS", "--workers", "-1"], "'--workers': -1 is not in the range x>=0"),
+])
+def test_bad_arguments_are_refused_before_any_work(tmp_path: Path, args: list[str], words: str) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "note.txt").write_text("Owls hunt at night.", encoding="utf-8")
+    db = tmp_path / "index"
+    done = quire(*[str(docs) if a == "DOCS" else a for a in args], "--db", str(db))
+    err = _says(done, 2, words)
+    assert "Traceback" not in err and not db.exists()
