@@ -9,11 +9,14 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import math
 import shutil
 import sys
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 import click
 
@@ -24,6 +27,7 @@ from engine.errors import QueryError, QuireError
 from engine.ingest.readers.base import Limits
 from engine.locations import default_index_dir
 from engine.search.results import Answer, Mode, named
+from engine.store import health
 from engine.store.filters import Filters
 from engine.text.pages import page_label
 from engine.text.paths import readable
@@ -100,8 +104,24 @@ def _handle_errors(f):
                 raise
             click.echo(f"error: {e}", err=True)
             sys.exit(1)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise  # click's own: a usage error, --help
+        except (Exception, SystemExit) as e:  # a bug, or something that exited inside a library: never silent
+            if debug or (isinstance(e, SystemExit) and e.code in (0, None)):
+                raise
+            click.echo(f"error: {_unexpected(e)} (a bug in quire: run it again with --debug for the details, and "
+                       f"report them)", err=True)
+            sys.exit(1)
 
     return wrapper
+
+
+def _unexpected(error: BaseException) -> str:
+    """An error no part of quire expected, in one line."""
+    if isinstance(error, SystemExit):
+        return f"stopped with exit status {error.code}"
+    first = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {first[0][:200]}" if first else type(error).__name__
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -140,28 +160,55 @@ def _duration(seconds: float) -> str:
     return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
 
 
+def _paths(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[Path, ...]:
+    """PATH arguments as paths; an empty one is a typing mistake (as a path it would mean the current folder)."""
+    if any(not value for value in values):
+        raise click.BadParameter("a path is empty; give a file or folder", ctx=ctx, param=param)
+    return tuple(Path(value) for value in values)
+
+
+class _Megabytes(click.ParamType):
+    """A size in MB: a finite number above 0."""
+
+    name = "MB"
+
+    def convert(self, value: str | float, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        try:
+            size = float(value)
+        except ValueError:
+            self.fail(f"{value!r} is not a number of MB", param, ctx)
+        if not math.isfinite(size) or size <= 0:
+            self.fail(f"{value} is not a size: give a number of MB above 0", param, ctx)
+        return size
+
+
 @cli.command(epilog=EPILOG_INDEX)
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(), callback=_paths)
 @_db_option
 @click.option("--method", default=None, help="embedding method: static (default), sbert, neural")
 @click.option("--ignore", multiple=True, help="gitignore-style pattern to skip (repeatable)")
-@click.option("--max-size", type=float, default=Limits().max_file_bytes / 1e6, show_default=True,
+@click.option("--max-size", type=_Megabytes(), default=Limits().max_file_bytes / 1e6, show_default=True,
               help="skip files larger than this many MB")
-@click.option("--workers", type=int, default=None,
+@click.option("--workers", type=click.IntRange(min=0), default=None,
               help="reader processes (default: cores - 1, none for under 4 MB of plain text; 0 = none)")
 @click.option("--batch", type=click.IntRange(min=1), default=IndexConfig.batch_sentences, show_default=True,
               help="sentences embedded and committed per transaction (lower it to save memory)")
 @click.option("--shards", type=click.IntRange(min=1), default=None,
               help="make --db a collection of N shards, each an index of the files its path hash routes to")
+@click.option("--rebuild", is_flag=True,
+              help="make a damaged index again: delete it and index the folders it held (or the PATHs given)")
 @_cluster_option
 @_json_option
 @_handle_errors
 def index(paths: tuple[Path, ...], db: Path | None, method: str | None, ignore: tuple[str, ...], max_size: float,
-          workers: int | None, batch: int, shards: int | None, cluster: str | None, as_json: bool) -> None:
+          workers: int | None, batch: int, shards: int | None, rebuild: bool, cluster: str | None,
+          as_json: bool) -> None:
     """Index files and folders (re-reading only what changed); with no PATH, refresh every folder indexed before."""
     config = IndexConfig(limits=Limits(max_file_bytes=int(max_size * 1e6)), ignore=ignore, workers=workers,
                          batch_sentences=batch)
     progress = _ProgressLine() if not as_json and sys.stderr.isatty() else None
+    if rebuild and (shards is not None or _is_collection(db)):
+        raise click.UsageError("--rebuild makes one index again; rebuild a collection's damaged shard by its folder")
     if shards is not None or _is_collection(db):
         from engine.cluster import manifest
         from engine.cluster.indexing import index_collection
@@ -172,6 +219,10 @@ def index(paths: tuple[Path, ...], db: Path | None, method: str | None, ignore: 
                                   cluster=cluster)
     elif cluster is not None:
         raise click.UsageError("--cluster indexes a sharded collection: give --shards N as well")
+    elif rebuild:
+        from engine import Index
+
+        report = Index.rebuild(db, list(paths), method=method, config=config, progress=progress)
     else:
         from engine import Index
 
@@ -214,7 +265,8 @@ _MOMENT = _Moment()
               help="ranking: hybrid (default), semantic (the default with --like) or lexical")
 @click.option("--method", default=None, help="must match the index's method (a mismatch is an error)")
 @click.option("--queries", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help='batch mode: a JSONL file of {"id", "text"}; prints one {"id", "results"} line per query')
+              help='batch mode: a JSONL file of {"id", "text"}, answered line by line as it is read (a pipe works); prints '
+                   'one {"id", "results"} line per query')
 @click.option("--like", "like", metavar="FILE[:PAGE|#SENTENCE]",
               help="other documents like an indexed file, one page of it (from 1), or one sentence of it (the "
                    "`ordinal` that --json prints, from 0); the file itself is left out")
@@ -251,18 +303,26 @@ def search(text: str | None, db: Path | None, k: int, mode: str | None, method: 
     keep_freed_memory()  # this process searches: a query's large arrays reuse the last one's memory (0021)
     with _open(db, cluster) as idx:
         if queries is not None:
-            for item in _read_queries(queries):
+            unreadable = 0
+            for line in _read_queries(queries):
+                if line.error is not None:  # a line that is no query: said in its place, and at the end
+                    unreadable += 1
+                    click.echo(json.dumps({"id": None, "line": line.number, "error": line.error, "results": []}))
+                    continue
                 try:
-                    out = idx.search(item["text"], k=k, mode=mode, method=method, include_weak=include_weak,
+                    out = idx.search(line.text, k=k, mode=mode, method=method, include_weak=include_weak,
                                      explain=explain, rerank_facets=rerank_facets, within=within,
                                      correct=not exact).to_json()
                 except QueryError as e:
                     # one unusable query must not cost the answers to the others
-                    click.echo(json.dumps({"id": item["id"], "error": str(e), "results": []}))
+                    click.echo(json.dumps({"id": line.id, "error": str(e), "results": []}))
                     continue
                 freeze_long_lived()  # and keeps searching: what it holds out of full collections (0022, 0025)
-                click.echo(json.dumps({"id": item["id"], **{key: out[key] for key in (
+                click.echo(json.dumps({"id": line.id, **{key: out[key] for key in (
                     "results", "answer", "confidence", "nothing_relevant", "corrected_from")}}))
+            if unreadable:
+                raise QuireError(f"{unreadable:,} line{'s' if unreadable > 1 else ''} of {readable(str(queries))} "
+                                 f"could not be read as queries (see their \"error\" lines); the others were answered")
             return
         if like is not None:
             from engine.search.like import LikeSource
@@ -279,27 +339,60 @@ def search(text: str | None, db: Path | None, k: int, mode: str | None, method: 
     _print_response(response)
 
 
-def _read_queries(path: Path) -> list[dict]:
-    """The {"id", "text"} objects of a JSONL query file, all checked before the first search runs."""
-    items = []
-    raw = path.read_bytes()
+# The longest line of a --queries file read as a query: a query is a few words (the engine refuses one past
+# MAX_QUERY_CHARS), so a longer line is no query, and reading it whole could take all memory (/dev/zero).
+MAX_QUERY_LINE_BYTES = 1 << 20
+_SKIP_CHUNK = 1 << 16
+
+
+@dataclass(frozen=True)
+class _QueryLine:
+    """One line of a --queries file: its number, and its query's id and text, or why it holds none."""
+
+    number: int
+    id: object = None
+    text: str = ""
+    error: str | None = None
+
+
+def _read_queries(path: Path) -> Iterator[_QueryLine]:
+    """The {"id", "text"} objects of a JSONL query file, each as soon as its line is read (a FIFO is answered line
+    by line), in memory that does not grow with the file; blank lines are passed over."""
+    with path.open("rb") as f:
+        number = 0
+        while True:
+            raw = f.readline(MAX_QUERY_LINE_BYTES + 1)
+            if not raw:
+                return
+            number += 1
+            if len(raw) > MAX_QUERY_LINE_BYTES and not raw.endswith(b"\n"):
+                yield _QueryLine(number, error=f"line {number} is longer than {MAX_QUERY_LINE_BYTES >> 20} MB")
+                _skip_line(f)  # after its error is out: the line may never end (/dev/zero)
+            elif raw.strip():
+                yield _query_line(number, raw)
+
+
+def _skip_line(f: BinaryIO) -> None:
+    """Read past the rest of a line, a chunk at a time."""
+    while (chunk := f.readline(_SKIP_CHUNK)) and not chunk.endswith(b"\n"):
+        pass
+
+
+def _query_line(number: int, raw: bytes) -> _QueryLine:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = raw.count(b"\n", 0, e.start) + 1
-        raise click.UsageError(f"{path} is not UTF-8 text: line {line} holds the byte "
-                               f"{raw[e.start:e.start + 1]!r} (save the file as UTF-8)") from e
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except ValueError as e:
-            raise click.UsageError(f"{path}, line {number}: not JSON ({e})") from e
-        if not isinstance(item, dict) or "id" not in item or not isinstance(item.get("text"), str):
-            raise click.UsageError(f'{path}, line {number}: expected an object with "id" and "text"')
-        items.append(item)
-    return items
+        return _QueryLine(number, error=f"line {number} is not UTF-8 text: it holds the byte "
+                                        f"{raw[e.start:e.start + 1]!r} (save the file as UTF-8)")
+    try:
+        item = json.loads(text)
+    except RecursionError:
+        return _QueryLine(number, error=f"line {number} is not JSON (it nests too deeply)")
+    except ValueError as e:
+        return _QueryLine(number, error=f"line {number} is not JSON ({e})")
+    if not isinstance(item, dict) or "id" not in item or not isinstance(item.get("text"), str):
+        return _QueryLine(number, error=f'line {number}: expected an object with "id" and "text"')
+    return _QueryLine(number, item["id"], item["text"])
 
 
 def _print_response(response) -> None:
@@ -347,13 +440,16 @@ def _highlight(text: str, highlights) -> str:
 @cli.command(epilog="Example: quire status --json")
 @_db_option
 @click.option("--files", is_flag=True, help="list every file, not only skipped and failed ones")
+@click.option("--check", is_flag=True,
+              help=f"read every page of the index for damage (done anyway on an index of at most "
+                   f"{health.FULL_CHECK_BYTES >> 20} MB)")
 @_cluster_option
 @_json_option
 @_handle_errors
-def status(db: Path | None, files: bool, cluster: str | None, as_json: bool) -> None:
+def status(db: Path | None, files: bool, check: bool, cluster: str | None, as_json: bool) -> None:
     """Show what the index holds, and every file that was skipped or failed, with the reason."""
     with _open(db, cluster) as idx:
-        st = idx.status(files=True)
+        st = idx.status(files=True, check=check)
     if as_json:
         click.echo(json.dumps(st.to_json()))
         return
@@ -369,7 +465,7 @@ def status(db: Path | None, files: bool, cluster: str | None, as_json: bool) -> 
 
 
 @cli.command(epilog="Example: quire remove ~/Documents/old")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(), callback=_paths)
 @_db_option
 @_json_option
 @_handle_errors

@@ -46,6 +46,25 @@ class ReadError(QuireError):
         self.status = status
 
 
+class DiskFullError(QuireError):
+    """The disk holding the index is full; what was written before is kept and the next run goes on from there."""
+
+
+class GraphUnavailableError(QuireError):
+    """A method's graph is missing, damaged or far behind the database, and only an indexing run rebuilds it
+    (searches rank by words meanwhile); the message says which."""
+
+    @property
+    def note(self) -> str:
+        """The note on a search ranked by words alone because of it."""
+        return f"{self}: these results are ranked by their words alone until `quire index` rebuilds it"
+
+
+class ReaderStartError(QuireError):
+    """No reader process could be started (the interpreter cannot be run again, processes are limited); the message
+    says how to index without them."""
+
+
 class Cancelled(QuireError):
     """Work was stopped on request; everything finished before the request is kept."""
 

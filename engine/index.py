@@ -9,11 +9,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import numpy as np
-from filelock import FileLock, Timeout
+from filelock import FileLock
 
 from engine import embed
 from engine.blas import one_blas_thread
@@ -24,11 +25,10 @@ from engine.embed.centre import CentredEmbedder, centre_rows, collection_mean, w
 from engine.errors import (
     Cancelled,
     ConfigError,
+    GraphUnavailableError,
     IndexNotFoundError,
     IndexReadOnlyError,
     MethodMismatchError,
-    QueryError,
-    QuireError,
 )
 from engine.facets.service import load_space
 from engine.indexing.run import IndexingRun, Progress, ProgressCallback
@@ -40,14 +40,16 @@ from engine.search import related
 from engine.search.calibration import Calibration, calibrate, prior
 from engine.search.like import LikeQuery, LikeSource, like_query
 from engine.search.present import explain as explain_results
-from engine.search.query import query_stems
+from engine.search.query import check_text, query_stems
 from engine.search.results import Mode, SearchResponse, SearchResult
 from engine.search.searcher import Searcher
 from engine.search.statistics import CollectionStatistics
+from engine.store import health, privacy
 from engine.store.connection import reporting_damage
 from engine.store.database import DB_NAME, Store
-from engine.store.files import remove_leftovers
+from engine.store.files import bytes_on_disk, remove_leftovers
 from engine.store.filters import Filters
+from engine.store.locking import holding
 from engine.store.vectorrows import DerivedVectors
 from engine.store.vectors import LEFTOVERS, VectorIndex
 from engine.text.paths import readable
@@ -59,9 +61,6 @@ RECALIBRATE_CHANGE = 0.1
 # Random sentences a query is compared with for its own null distribution: enough for a stable mean and spread
 # (the standard error of the spread is under 3%), few enough to cost a query about 0.1 ms.
 NULL_SAMPLE = 1000
-# Seconds a write waits for another process's write lock before saying so: a run holds it for minutes, so waiting
-# longer only delays the message.
-WRITE_LOCK_WAIT = 1
 
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
@@ -97,7 +96,7 @@ class Index:
         for name in embed.derived():  # stored by no index: computed from the text when read
             # a vector draws on at most MAX_SPAN sentences, its own included (engine.embed.context)
             self.store.derive(name, DerivedVectors(functools.partial(_derived_vectors, name), context.MAX_SPAN - 1))
-        self._lock = FileLock(str(self.folder / "write.lock"))
+        self._lock = FileLock(str(self.folder / "write.lock"), mode=privacy.FILE_MODE)
         stored = self.store.get_meta("method")
         if stored is None and self.store.read_only:
             self.store.close()
@@ -165,8 +164,10 @@ class Index:
                 self.store.set_meta(_centre_key(embedder.name), mean.tolist())
         return CentredEmbedder(embedder, mean), centre_rows(vectors, mean)
 
-    def vector_index(self, embedder: Embedder, *, load: bool = True) -> VectorIndex:
-        """The method's graph, loaded (caught up in memory) unless ``load`` is False; saved only by writers."""
+    def vector_index(self, embedder: Embedder, *, load: bool = True, repair: bool = True) -> VectorIndex:
+        """The method's graph, loaded (caught up in memory) unless ``load`` is False; saved only by writers. Without
+        ``repair`` (searches), one that would have to be rebuilt raises GraphUnavailableError
+        (:meth:`engine.store.vectors.VectorIndex.open`)."""
         # the graph holds the stored vectors: it is named by the fingerprint they were made under (model and rule)
         fingerprint = context.fingerprint(embedder)
         key = f"{embedder.name}:{fingerprint}"
@@ -175,7 +176,7 @@ class Index:
                                              owner=self.store.index_id)
         index = self._vectors[key]
         if load and not index.is_open:
-            index.open(self.store)
+            index.open(self.store, repair=repair)
         return index
 
     def _check_current(self, embedder: Embedder) -> None:
@@ -193,14 +194,8 @@ class Index:
         if self.store.read_only:
             raise IndexReadOnlyError(f"the index at {self.folder} is read-only (its folder cannot be written): it "
                                      f"can be searched, not changed")
-        try:
-            self._lock.acquire(timeout=WRITE_LOCK_WAIT)
-        except Timeout as e:
-            raise QuireError(f"another quire process is writing to {self.folder}; wait for it to finish") from e
-        try:
+        with holding(self._lock, self.folder):
             yield
-        finally:
-            self._lock.release()
 
     @_reports_damage
     def add(self, paths: Sequence[Path | str] = (), *, method: str | None = None,
@@ -220,7 +215,8 @@ class Index:
         if missing:
             raise ConfigError(f"{readable(os.fspath(missing[0]))} does not exist; check the path"
                               + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
-        with self._writing(), one_blas_thread():  # engine/blas.py: the run's own threads need the cores
+        # the file checked first when due, and marked as written until the run ends (engine.store.health)
+        with self._writing(), self.store.running(), one_blas_thread():  # engine/blas.py: the run needs the cores
             for leftover in remove_leftovers(self.folder, LEFTOVERS):
                 log.info("removed %s, left by a run that was stopped while saving", leftover.name)
             self._build_word_index(progress, cancel)
@@ -236,14 +232,32 @@ class Index:
                 raise ConfigError("nothing to index: give a file or folder")
             self.store.add_roots(roots)
             run = IndexingRun(self, embedder, progress, cancel, keep, extract)
-            run.run(roots)
-            if run.removed:
-                self.store.reclaim_space()  # files gone from disk: their space comes back, as after `quire remove`
+            run.run(roots)  # files gone or changed: their old words leave the disk as the run ends (Store.running)
             return IndexReport(
                 method=embedder.name, documents=run.documents, sentences=run.sentences, unchanged=run.unchanged,
                 removed=run.removed, issues=tuple(run.issues), seconds=time.monotonic() - started,
                 cancelled=run.cancelled,
             )
+
+    @classmethod
+    def rebuild(cls, folder: Path | str | None = None, paths: Sequence[Path | str] = (), *, method: str | None = None,
+                config: IndexConfig | None = None, progress: ProgressCallback | None = None,
+                cancel: threading.Event | None = None) -> IndexReport:
+        """Make a damaged index again: its database and graphs are deleted and the folders and files it held (read
+        from it, as far as it can be read, or ``paths``) are indexed anew. Raises ConfigError when it is not known
+        what to index (nothing could be read and no ``paths`` given)."""
+        folder = Path(folder) if folder else default_index_dir()
+        roots = [os.fspath(p) for p in paths] or health.salvage_roots(folder / DB_NAME) or []
+        found = [r for r in roots if os.path.lexists(r)]
+        for gone in sorted(set(roots) - set(found)):
+            log.warning("%s, which the index held, no longer exists: not indexed again", readable(gone))
+        if not found:
+            raise ConfigError(f"could not read from the index at {folder} which folders it held; give them: "
+                              f"`quire index --rebuild --db {folder} PATH...`")
+        with holding(FileLock(str(folder / "write.lock"), mode=privacy.FILE_MODE), folder):
+            health.discard(folder)
+        with cls(folder, method=method, config=config) as index:
+            return index.add(found, progress=progress, cancel=cancel)
 
     def _build_word_index(self, progress: ProgressCallback | None, cancel: threading.Event | None) -> None:
         """Index the words of passages written before the word index existed (an index from an older quire); until
@@ -271,8 +285,8 @@ class Index:
             index = self.vector_index(embedder)
             index.remove(removed)
             index.save(int(self.store.get_meta("generation", 0)))
-            if doomed:
-                self.store.reclaim_space()  # the removed documents' disk space comes back (engine.store.space)
+            if self.store.needs_purge():  # the removed documents' words and disk space (engine.store.space)
+                self.store.reclaim_space()
             return len(doomed)
 
     @_reports_damage
@@ -344,7 +358,7 @@ class Index:
         :meth:`engine.search.searcher.Searcher.search`'s, and ``collection``: this index is a shard of a collection
         with these statistics for the query (:meth:`statistics` summed over its shards)."""
         mode = Mode(mode)
-        _check_text(query)
+        check_text(query)
         if method and method != self.method:
             raise MethodMismatchError(
                 f"this index was built with the {self.method} method, not {method}; "
@@ -353,18 +367,22 @@ class Index:
         # every mode's confidence weighs the query's cosines (lexical mode's alone goes on without stale vectors)
         embedder = self._embedder()
         current = context.fingerprint(embedder) == self.store.get_meta("fingerprint")
-        vectors = None
+        vectors = unavailable = None
         if mode is not Mode.LEXICAL:
             self._check_current(embedder)
             with self._searcher_lock:
-                vectors = self.vector_index(embedder)
+                try:
+                    vectors = self.vector_index(embedder, repair=False)
+                except GraphUnavailableError as e:  # ranked by words until an indexing run repairs it (0030)
+                    unavailable, mode = e, Mode.LEXICAL
         # the static model's word space explains results and relates the query's words to others (0019)
         searcher = Searcher(self.store, vectors, embedder if current else None,
                             self._calibration(embedder, collection) if current else None, facets=load_space(),
                             null_sample=self._null_sample(embedder) if current else None, collection=collection)
-        return searcher.search(query, k=k, mode=mode, include_weak=include_weak, explain=explain,
-                               rerank_facets=rerank_facets, exclude=exclude, within=within, second_look=second_look,
-                               correct=correct)
+        response = searcher.search(query, k=k, mode=mode, include_weak=include_weak, explain=explain,
+                                   rerank_facets=rerank_facets, exclude=exclude, within=within,
+                                   second_look=second_look, correct=correct)
+        return response if unavailable is None else replace(response, notes=(*response.notes, unavailable.note))
 
     def _calibration(self, embedder: Embedder, collection: CollectionStatistics | None) -> Calibration | None:
         """The query scale's: a shard's collection's (its own sample is a part of it), the index's, or the prior."""
@@ -379,7 +397,7 @@ class Index:
         """What this index adds to a collection's statistics for ``query`` searched in ``mode``
         (:class:`CollectionStatistics`): its words', and in hybrid mode those of the words related to any of them
         (which of them are key words is known once the shards' counts are summed: engine.search.related)."""
-        _check_text(query)
+        check_text(query)
         _, terms, stems = query_stems(query)
         space = load_space() if Mode(mode) is Mode.HYBRID and terms else None
         near = related.related_words(space, terms, {}, key_words=len(terms)) if space is not None else {}
@@ -447,8 +465,11 @@ class Index:
         return out
 
     @_reports_damage
-    def status(self, *, files: bool = False) -> IndexStatus:
-        """Counts, roots and (optionally) every file's status and reason."""
+    def status(self, *, files: bool = False, check: bool = False) -> IndexStatus:
+        """Counts, roots and (optionally) every file's status and reason. Raises IndexDamagedError for damage found:
+        in the tables and counts always, in every page of the file when it is small or with ``check``
+        (engine.store.health)."""
+        self.store.check(pages=check or self.store.small())
         stats = self.store.stats()
         listed = tuple(
             FileStatus(d.path, d.status, d.reason, d.sentences, d.title, d.kind) for d in self.store.documents()
@@ -458,7 +479,7 @@ class Index:
             fingerprint=self.store.get_meta("fingerprint"), documents=stats["documents"], indexed=stats["indexed"],
             skipped=stats["skipped"], failed=stats["failed"], sentences=stats["sentences"],
             roots=tuple(self.store.roots()), methods_embedded=self._methods_embedded(),
-            bytes_on_disk=_bytes_on_disk(self.folder), files=listed,
+            bytes_on_disk=bytes_on_disk(self.folder), files=listed,
         )
 
     def _methods_embedded(self) -> tuple[str, ...]:
@@ -469,18 +490,6 @@ class Index:
         return tuple(sorted({*stored, *derived}))
 
 
-def _bytes_on_disk(folder: Path) -> int:
-    """The size of the index folder's files; one a run renamed away while listed (graphs are saved by rename, and the
-    app asks for the status while runs write) counts nothing."""
-    total = 0
-    for f in folder.iterdir():
-        try:
-            total += f.stat().st_size if f.is_file() else 0
-        except FileNotFoundError:
-            continue
-    return total
-
-
 def _derived_vectors(method: str, texts: Sequence[str], doc_sizes: np.ndarray) -> np.ndarray:
     """The vectors of a derived method (engine.embed.derived) for whole documents' sentences, as indexing made them."""
     return context.encode(embed.load(method), texts, doc_sizes)[0]
@@ -488,13 +497,3 @@ def _derived_vectors(method: str, texts: Sequence[str], doc_sizes: np.ndarray) -
 
 def _centre_key(method: str) -> str:
     return f"centre:{method}"
-
-
-def _check_text(query: str) -> None:
-    """Refuse a query holding lone surrogates: bytes that were not UTF-8 (a terminal in another encoding gives
-    them to the command line as surrogate escapes), which neither SQLite nor the tokenizers accept."""
-    try:
-        query.encode("utf-8")
-    except UnicodeEncodeError as e:
-        raise QueryError(f"the query is not valid UTF-8 text (it holds {readable(query[e.start:e.end])} in "
-                         f"{readable(query)!r}); check the terminal's or the file's encoding") from e

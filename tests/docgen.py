@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 import random
 import struct
 import tempfile
@@ -481,7 +482,39 @@ class HostileCase:
 
 # Reading and sentence limits the small cases are made for (a test or bench passes them to the indexer).
 SMALL_LIMITS = {"read_seconds": 2.0, "max_sentences": 2_000}
+def make_hostile_names_zip(folder: Path) -> Path:
+    """A zip whose members' names are empty or lead out of it, beside one good member: the empty name ended every run
+    with nothing saved (issue 58), the others were dropped without a word."""
+    archive = folder / "names.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        for name in ("", "../../escaped.txt", "/etc/absolute.txt", "inside.txt"):
+            info = zipfile.ZipInfo("x")
+            info.filename = name  # as a hostile tool writes it: ZipInfo would clean a name it is given
+            out.writestr(info, TEXT_SENTENCE)
+    return archive
+
+
+def make_encrypted_office(folder: Path) -> Path:
+    """A password-protected DOCX as Office saves one: an OLE compound file (its signature, then the encrypted
+    package), no zip at all."""
+    path = folder / "locked.docx"
+    path.write_bytes(bytes.fromhex("d0cf11e0a1b11ae1") + bytes(504) + random.Random(7).randbytes(4096))
+    return path
+
+
+def make_pipe(folder: Path) -> Path:
+    """A named pipe among the files: never a document, but an entry the status must account for."""
+    path = folder / "pipe"
+    os.mkfifo(path)
+    return path
+
+
 HOSTILE = (
+    HostileCase("names.zip", lambda folder, full: make_hostile_names_zip(folder), "skipped",
+                "1 member with an empty name not read; 2 members with a name that leads out of the archive"),
+    HostileCase("locked.docx", lambda folder, full: make_encrypted_office(folder), "failed",
+                "encrypted DOCX: it is protected by a password"),
+    HostileCase("pipe", lambda folder, full: make_pipe(folder), "skipped", "not a regular file (a named pipe)"),
     HostileCase("sparse.txt", lambda folder, full: make_sparse(folder), "skipped", "too large: 2,000 MB"),
     # inflated to its allowance (200 times its size) before it is known for a bomb: the full one's 200 MB took more
     # than the tests' 2 s budget on a loaded machine, the small one's 20 MB a tenth of it

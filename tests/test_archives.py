@@ -4,6 +4,7 @@ the zip-based formats have; a member that leaves the archive leaves the index, a
 from __future__ import annotations
 
 import os
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -126,6 +127,7 @@ def test_bad_archives_are_recorded_with_a_reason_and_the_rest_is_indexed(tmp_pat
         assert listed[str(locked / "open.txt")].status == "indexed"
         assert str(locked / "secret.txt") not in listed
         assert any(i.path == str(locked) and "1 encrypted member not read" in i.reason for i in report.issues)
+        assert listed[str(locked)].reason == "1 encrypted member not read"  # in `status` too, not only the run
 
 
 def test_a_member_that_inflates_past_its_stated_size_stops_at_the_limit(tmp_path: Path) -> None:
@@ -153,3 +155,61 @@ def test_a_member_opens_from_a_read_only_copy_and_reveals_its_archive(docs: Path
     assert local_request(OpenRequest(member, reveal=True), copies).path == str(archive)
     loose = OpenRequest(str(docs / "loose.txt"))
     assert local_request(loose, copies) is loose
+
+
+def hostile_bundle(folder: Path, names: list[str]) -> Path:
+    """An archive whose members have these names exactly, as a hostile tool writes them (zipfile would clean a name
+    given to ZipInfo, so each is set after)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    archive = folder / "hostile.zip"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zipfile warns of a duplicate name, which is the point
+        with zipfile.ZipFile(archive, "w") as out:
+            for name in names:
+                info = zipfile.ZipInfo("x")
+                info.filename = name
+                out.writestr(info, MINUTES.encode())
+    return archive
+
+
+@pytest.mark.parametrize(("names", "why"), [
+    ([""], "1 member with an empty name not read"),  # was IndexError in info.is_dir(), ending the run unsaved
+    (["../../escaped.txt", "/etc/absolute.txt", "C:/drive.txt"], "3 members with a name that leads out of the archive"),
+    (["a/./b.txt", "a//b.txt", "."], "3 members with a name that is no plain path"),
+    (["twice.txt", "twice.txt"], "1 member with the same name as a later member"),
+])
+def test_a_hostile_member_name_is_recorded_on_its_archive_and_the_run_goes_on(tmp_path: Path, names: list[str],
+                                                                                why: str) -> None:
+    folder = tmp_path / "docs"
+    archive = hostile_bundle(folder, names)
+    for n in range(10):
+        (folder / f"good{n}.txt").write_text(f"Good note {n}: {NOTES}", encoding="utf-8")
+    with Index(tmp_path / "index", config=IndexConfig(workers=0)) as idx:
+        report = idx.add([folder])
+        listed = files(idx)
+    assert sum(f.status == "indexed" and "good" in f.path for f in listed.values()) == 10
+    record = listed[str(archive)]  # in `status`, not only in the run's report
+    assert record.status == "skipped" and why in record.reason
+    assert any(i.path == str(archive) and why in i.reason for i in report.issues)
+    assert [p for p in listed if p.startswith(str(archive) + "/")] == (
+        [str(archive / "twice.txt")] if "twice.txt" in names else [])
+
+
+def test_an_archive_note_goes_once_the_member_is_gone(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    archive = hostile_bundle(folder, ["", "kept.txt"])
+    with Index(tmp_path / "index", config=IndexConfig(workers=0)) as idx:
+        idx.add([folder])
+        assert files(idx)[str(archive)].status == "skipped"
+        hostile_bundle(folder, ["kept.txt"])
+        os.utime(archive, (1, 1))
+        idx.add([folder])
+        assert str(archive) not in files(idx) and files(idx)[str(archive / "kept.txt")].status == "indexed"
+
+
+def test_a_member_name_longer_than_a_file_name_may_be_is_read(tmp_path: Path) -> None:
+    name = "m" * 300 + ".txt"  # unpacked under its own name, it failed as a corrupt archive (ENAMETOOLONG)
+    archive = hostile_bundle(tmp_path / "docs", [name])
+    with Index(tmp_path / "index", config=IndexConfig(workers=0)) as idx:
+        idx.add([tmp_path / "docs"])
+        assert files(idx)[str(archive / name)].status == "indexed"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 from pathlib import Path
 
 import docgen
@@ -128,6 +129,38 @@ def test_unreadable_file_is_recorded(tmp_path: Path) -> None:
         assert (record["status"], record["reason"]) == ("failed", "permission denied")
     finally:
         locked.chmod(0o644)
+
+
+def test_a_password_protected_office_file_is_called_encrypted_not_corrupt(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "good.txt").write_text(GOOD)
+    # Office writes a password-protected DOCX as an OLE compound file (its signature, then the encrypted package)
+    (docs / "locked.docx").write_bytes(bytes.fromhex("d0cf11e0a1b11ae1") + bytes(504) + os.urandom(4096))
+    code, out = run("index", str(docs), "--db", str(tmp_path / "i"), "--workers", "0", "--json")
+    assert code == 0, out
+    code, out = run("status", "--db", str(tmp_path / "i"), "--json")
+    records = {Path(f["path"]).name: (f["status"], f["reason"]) for f in json.loads(out)["files"]}
+    assert records["locked.docx"] == ("failed", "encrypted DOCX: it is protected by a password")
+
+
+def test_pipes_and_sockets_are_recorded_not_passed_over(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "good.txt").write_text(GOOD)
+    os.mkfifo(docs / "pipe")
+    listening = socket.socket(socket.AF_UNIX)
+    listening.bind(str(docs / "sock"))
+    try:
+        code, out = run("index", str(docs), "--db", str(tmp_path / "i"), "--workers", "0", "--json")
+        assert code == 0, out
+        code, out = run("status", "--db", str(tmp_path / "i"), "--json")
+    finally:
+        listening.close()
+    records = {Path(f["path"]).name: (f["status"], f["reason"]) for f in json.loads(out)["files"]}
+    assert records["pipe"] == ("skipped", "not a regular file (a named pipe)")
+    assert records["sock"] == ("skipped", "not a regular file (a socket)")
+    assert records["good.txt"][0] == "indexed"
 
 
 def test_a_path_through_a_regular_file_is_refused_before_indexing(tmp_path: Path) -> None:

@@ -144,11 +144,18 @@ def test_no_explain_keeps_the_ranking_and_drops_facets(db: Path, tmp_path: Path)
         assert all(r["facets"] == [] and r["explanation"]["facets"] is None for r in bare["results"])
 
 
-def test_batch_search_rejects_a_malformed_file_before_searching(db: Path, tmp_path: Path) -> None:
+def test_batch_search_answers_every_line_and_marks_a_malformed_one(db: Path, tmp_path: Path) -> None:
     queries = tmp_path / "q.jsonl"
-    queries.write_text(json.dumps({"id": 1, "text": RIGEL}) + "\n{not json\n")
-    code, out = run("search", "--queries", str(queries), "--db", str(db))
-    assert code == 2 and "line 2" in out and '"id": 1' not in out
+    queries.write_text(json.dumps({"id": 1, "text": RIGEL}) + "\n{not json\n" + "[" * 100_000 + "\n"
+                       + json.dumps({"id": 4, "text": RIGEL}) + "\n")
+    code, out = run("search", "--queries", str(queries), "--db", str(db), "--no-explain")
+    lines = out.splitlines()
+    answers = [json.loads(line) for line in lines[:4]]
+    assert [a["id"] for a in answers] == [1, None, None, 4] and answers[0]["results"] and answers[3]["results"]
+    assert answers[1]["line"] == 2 and "not JSON" in answers[1]["error"]
+    assert answers[2]["line"] == 3 and "nests too deeply" in answers[2]["error"]  # was a RecursionError
+    assert code == 1 and lines[4:] == [f"error: 2 lines of {queries} could not be read as queries (see their "
+                                       f'"error" lines); the others were answered']
 
 
 def test_search_needs_text_or_queries(db: Path) -> None:

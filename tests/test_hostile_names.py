@@ -90,3 +90,23 @@ def test_stored_form_is_valid_utf8_and_one_to_one(path: str) -> None:
 def test_readable_escapes_only_the_bad_bytes() -> None:
     assert readable("/caf\u00e9/bad_\udcff.txt") == "/caf\u00e9/bad_\\xff.txt"
     assert readable("/plain.txt") == "/plain.txt"
+
+
+def test_names_that_would_mislead_are_printed_escaped(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    spoofed = "invoice\u202etxt.exe.md"  # shows as "invoicedm.exe.txt": a right-to-left override
+    for name in ("two\nlines.txt", spoofed, "bell\x07\x1b[2J.txt"):
+        (docs / name).write_text("Otters crack shellfish open with stones.", encoding="utf-8")
+    db = str(tmp_path / "index")
+    assert run("index", str(docs), "--db", db, "--workers", "0")[0] == 0
+    code, out = run("status", "--files", "--db", db)
+    assert code == 0
+    listed = [line for line in out.splitlines() if "indexed" in line and str(docs) in line]
+    assert len(listed) == 3  # the name with a newline is one line, not two
+    assert all(not any(ch in line for ch in "\n\u202e\x07\x1b") for line in listed)
+    assert any(line.endswith("two\\nlines.txt") for line in listed)
+    assert any(line.endswith("invoice\\u202etxt.exe.md") for line in listed)
+    assert any(line.endswith("bell\\x07\\x1b[2J.txt") for line in listed)
+    code, out = run("search", "otters crack shellfish", "--db", db, "--mode", "lexical")
+    assert code == 0 and "\u202e" not in out and "\x1b[2J" not in out

@@ -177,9 +177,10 @@ class Collection:
                 pass  # indexed under its resolved name, which routes to the last shard
         return self.shards.call("like_query", {last: ((source,), {})})[last]
 
-    def status(self, *, files: bool = False) -> IndexStatus:
-        """The collection's totals over its shards (``folder``: the collection's)."""
-        parts: list[IndexStatus] = self._each("status", files=files)
+    def status(self, *, files: bool = False, check: bool = False) -> IndexStatus:
+        """The collection's totals over its shards (``folder``: the collection's); ``check``: every page of each
+        shard checked (:meth:`engine.Index.status`)."""
+        parts: list[IndexStatus] = self._each("status", files=files, check=check)
         return IndexStatus(
             folder=str(self.folder), method=self.manifest.method, fingerprint=parts[0].fingerprint,
             documents=sum(p.documents for p in parts), indexed=sum(p.indexed for p in parts),

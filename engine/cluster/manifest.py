@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.errors import ConfigError
+from engine.store import privacy
 from engine.store.schema import SCHEMA_VERSION
 
 MANIFEST = "collection.json"
@@ -62,7 +63,7 @@ def create_or_check(folder: Path, shards: int, method: str) -> Manifest:
             raise ConfigError(f"{folder} holds {manifest.shards} shards of {manifest.method}, not {shards} of "
                               f"{method}; index into a new folder to change the layout")
         return manifest
-    folder.mkdir(parents=True, exist_ok=True)
+    privacy.make_folder(folder)  # its shards' owner's alone, as an index folder is
     if any(folder.iterdir()):
         raise ConfigError(f"{folder} is not empty and holds no collection manifest; give an empty or new folder")
     manifest = Manifest(shards, method)

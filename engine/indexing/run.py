@@ -28,6 +28,7 @@ from engine.ingest.archive import is_archive, members
 from engine.ingest.documents import NewDocument, SentenceRecord
 from engine.ingest.extract import Extracted
 from engine.ingest.pool import Extractor, extract_all
+from engine.ingest.readers.guard import short_cause
 from engine.ingest.walk import IgnoreRules, walk
 from engine.store.database import Store
 from engine.store.documents import DocumentRecord
@@ -175,35 +176,32 @@ class IndexingRun:
         rules = IgnoreRules(self.config.ignore, include_hidden=self.config.include_hidden)
         self._report("scanning", None)
         found: set[str] = set()
-        jobs: list[tuple[str, str | None]] = []
+        jobs: dict[str, tuple[str, str | None]] = {}  # by path: a path planned twice is read once
         # every record under the roots in one read, rather than one query per file walked
         known = {d.path: d for r in roots for d in self.store.documents(r)}
         for item in walk([Path(r) for r in roots], rules):
             path = str(item.path)
             if item.problem == "not found" or (self.keep is not None and not self.keep(path)):
                 continue
+            found.add(path)
             if item.problem:
-                found.add(path)
                 self._unindexed(Extracted(path, 0, 0.0, "", status=item.status, reason=item.problem))
                 continue
             try:
-                st = item.path.stat()
-            except OSError:
-                continue
-            files = self._archive_members(item.path, st, rules) if is_archive(item.path) else [(path, st.st_size, st.st_mtime)]
-            if files is None:  # an archive that cannot be listed: recorded with its reason, kept until it changes
-                found.add(path)
+                files = self._files_of(item.path, rules, found)
+            except ReadError as e:  # nothing about one file may end the run: its record says what went wrong
+                self._unindexed(Extracted(path, 0, 0.0, "", status=e.status, reason=e.reason))
                 continue
             for path, size, mtime in files:
                 found.add(path)
                 job = self._job(path, size, mtime, known.get(path))
                 if job is not None:
-                    jobs.append(job)
+                    jobs[path] = job
         vanished = [path for path in known if path not in found]
         if vanished:
             self._remove_vectors(self.store.delete_paths(vanished))
             self.removed += len(vanished)
-        return jobs
+        return list(jobs.values())
 
     def _job(self, path: str, size: int, mtime: float,
              record: DocumentRecord | None) -> tuple[str, str | None] | None:
@@ -216,17 +214,35 @@ class IndexingRun:
         # a failed file is read again even if its bytes are the same: the cause may have been passing
         return path, record.hash if record and record.status != "failed" else None
 
-    def _archive_members(self, archive: Path, st: os.stat_result,
-                         rules: IgnoreRules) -> list[tuple[str, int, float]] | None:
-        """(path, size, time) of a zip archive's members, each a document (``engine.ingest.archive``); None, with the
-        archive recorded and its reason, when it cannot be listed. Members left out are reported."""
+    def _files_of(self, path: Path, rules: IgnoreRules, found: set[str]) -> list[tuple[str, int, float]]:
+        """(path, size, time) of the documents a file walked holds: itself, or an archive's members. A file gone
+        since it was walked holds none (its record goes with the vanished); one that could not be looked at raises
+        ReadError with the reason to record. ``found`` loses the path of an archive that needs no record."""
+        try:
+            st = path.stat()
+            if not is_archive(path):
+                return [(str(path), st.st_size, st.st_mtime)]
+            return self._archive_members(path, st, rules, found)
+        except FileNotFoundError:
+            found.discard(str(path))
+            return []
+        except (OSError, ValueError) as e:
+            raise ReadError(f"cannot access: {short_cause(e)}") from e
+
+    def _archive_members(self, archive: Path, st: os.stat_result, rules: IgnoreRules,
+                         found: set[str]) -> list[tuple[str, int, float]]:
+        """(path, size, time) of a zip archive's members, each a document (``engine.ingest.archive``). The archive
+        has a record of its own only to say what was left out of it (it is kept in ``found``): the reason it
+        cannot be listed, or the members that were not read."""
         try:
             listed, note = members(archive, self.config.limits, rules)
         except ReadError as e:
             self._unindexed(Extracted(str(archive), st.st_size, st.st_mtime, "", status=e.status, reason=e.reason))
-            return None
+            return []
         if note:
-            self.issues.append(FileIssue(str(archive), "skipped", note))
+            self._unindexed(Extracted(str(archive), st.st_size, st.st_mtime, "", status="skipped", reason=note))
+        else:
+            found.discard(str(archive))
         return [(m.path, m.size, m.mtime) for m in listed]
 
     def _take(self, outcome: Extracted) -> None:

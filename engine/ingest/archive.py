@@ -11,11 +11,14 @@ are written, never taken from a header.
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 import stat
 import tempfile
 import time
 import zipfile
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -28,10 +31,18 @@ from engine.ingest.readers.unpack import copy_within
 from engine.ingest.readers.zipguard import allowance, check_declared
 from engine.ingest.walk import IgnoreRules
 
+log = logging.getLogger(__name__)
+
 ARCHIVE_SUFFIXES = frozenset({".zip"})
 # An archive of more members than this is a backup or a dataset rather than a bundle of documents; its first members
 # are indexed and the rest are reported in the archive's own record.
 MAX_MEMBERS = 10_000
+# The longest file name most file systems take, in bytes.
+NAME_BYTES = 255
+# What _name_problem says of a folder's entry, which is no document and needs no note.
+_FOLDER = "a folder"
+# A Windows drive at the start of a name: absolute there, whatever POSIX makes of it.
+_DRIVE = re.compile(r"^[A-Za-z]:")
 _DAMAGE = (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, NotImplementedError, RuntimeError,
            OSError)
 
@@ -51,35 +62,65 @@ def is_archive(path: Path) -> bool:
 
 
 def members(archive: Path, limits: Limits, rules: IgnoreRules) -> tuple[list[Member], str | None]:
-    """The archive's members worth reading (not folders, not encrypted, not ignored by ``rules``), and a note for
-    the archive's record when some were left out; raises ReadError for an archive that cannot be listed or would
-    unpack past ``limits``."""
+    """The archive's members worth reading (not folders, not encrypted, not ignored by ``rules``, with a name that
+    can be a path inside it), and a note for the archive's record when some were left out; raises ReadError for an
+    archive that cannot be listed or would unpack past ``limits``. Nothing a hostile archive holds raises anything
+    else: planning a run lists every archive, and one must not end the run."""
     try:
         with zipfile.ZipFile(archive) as opened:
             infos = opened.infolist()
+        # the declared sizes only: each member's bytes are counted when it is unpacked, so listing stays one read
+        check_declared(infos, archive.stat().st_size, limits, "zip archive")
+        return _worth_reading(archive, infos, rules)
+    except ReadError:
+        raise
     except _DAMAGE as e:
         raise ReadError(f"corrupt zip archive: not a valid zip archive ({short_cause(e)})") from e
-    # the declared sizes only: each member's bytes are counted when it is unpacked, so listing stays one small read
-    check_declared(infos, archive.stat().st_size, limits, "zip archive")
-    found, encrypted = [], 0
+    except Exception as e:  # a listing no archive should give: recorded on the archive, logged for a bug report
+        log.warning("could not list the zip archive %s", archive, exc_info=True)
+        raise ReadError(f"zip archive could not be listed ({short_cause(e)})") from e
+
+
+def _worth_reading(archive: Path, infos: list[zipfile.ZipInfo], rules: IgnoreRules) -> tuple[list[Member], str | None]:
+    """:func:`members` of a listing that passed its size checks."""
+    left_out: Counter[str] = Counter()
+    by_name: dict[str, zipfile.ZipInfo] = {}
     for info in infos:
-        name = PurePosixPath(info.filename)
-        if info.is_dir() or name.is_absolute() or ".." in name.parts or not name.parts:
+        problem = _name_problem(info.filename) or ("encrypted" if info.flag_bits & 0x1 else None)
+        if problem is not None:
+            left_out[problem] += problem != _FOLDER
             continue
+        name = PurePosixPath(info.filename)
         if any(rules.ignored("/".join(name.parts[: i + 1]), part, i < len(name.parts) - 1)
                for i, part in enumerate(name.parts)):
             continue
-        if info.flag_bits & 0x1:
-            encrypted += 1
-            continue
-        found.append(_member(archive, info))
-    notes = []
-    if encrypted:
-        notes.append(f"{encrypted} encrypted member{'s' if encrypted > 1 else ''} not read")
+        if info.filename in by_name:
+            left_out["with the same name as a later member"] += 1
+        by_name[info.filename] = info  # zipfile unpacks the last member of a name, so that one is indexed
+    found = [_member(archive, info) for info in by_name.values()]
+    notes = [f"{n} {why} member{'s' if n > 1 else ''} not read" if why == "encrypted"
+             else f"{n} member{'s' if n > 1 else ''} {why} not read" for why, n in left_out.items() if n]
     if len(found) > MAX_MEMBERS:
         notes.append(f"{len(found) - MAX_MEMBERS:,} members past the first {MAX_MEMBERS:,} not read")
         found = found[:MAX_MEMBERS]
     return found, "; ".join(notes) or None
+
+
+def _name_problem(filename: str) -> str | None:
+    """Why a member's name cannot be a path inside its archive (None when it can; :data:`_FOLDER` for a folder).
+
+    Only a name already in the form its path gives back is taken: ``a/./b`` and ``a//b`` would both be indexed as
+    ``a/b``, which then names neither when the member is unpacked, and a name that climbs out (``../x``, ``/etc/x``,
+    ``C:/x``) is no path inside the archive at all.
+    """
+    if filename.endswith("/"):
+        return _FOLDER
+    name = PurePosixPath(filename)
+    if not filename or name.is_absolute() or ".." in name.parts or _DRIVE.match(filename):
+        return "with a name that leads out of the archive" if filename else "with an empty name"
+    if "/".join(name.parts) != filename or "\x00" in filename:
+        return "with a name that is no plain path"
+    return None
 
 
 def member_of(path: Path) -> tuple[Path, str] | None:
@@ -115,9 +156,19 @@ def describe(archive: Path, name: str) -> Member:
 def unpacked(archive: Path, name: str, limits: Limits) -> Iterator[Path]:
     """The member ``name`` of ``archive`` as a file of its own name in a private temporary folder, removed after."""
     with tempfile.TemporaryDirectory(prefix="quire-member-") as folder:
-        target = Path(folder) / PurePosixPath(name).name
+        target = Path(folder) / _local_name(PurePosixPath(name).name)
         _unpack(archive, name, limits, target)
         yield target
+
+
+def _local_name(name: str) -> str:
+    """``name`` as a file name the temporary folder can hold: a member's name may be longer than a file system
+    allows (255 bytes), and only its ending (which picks the reader) matters there."""
+    if len(os.fsencode(name)) <= NAME_BYTES:
+        return name
+    suffix = PurePosixPath(name).suffix
+    suffix = suffix if len(os.fsencode(suffix)) < NAME_BYTES // 2 else ""
+    return "member" + suffix
 
 
 def _unpack(archive: Path, name: str, limits: Limits, target: Path) -> None:

@@ -13,6 +13,7 @@ import multiprocessing
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -21,16 +22,19 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
+from multiprocessing.spawn import get_executable
 from pathlib import Path
 from typing import Protocol
 
 from filelock import FileLock, Timeout
 
-from engine.errors import ReadError
+from engine.errors import ReadError, ReaderStartError
 from engine.ingest.budget import last_words, last_words_to, within_budget
 from engine.ingest.extract import Extracted, extract
 from engine.ingest.readers import isolated
 from engine.ingest.readers.base import Limits
+from engine.ingest.readers.guard import short_cause
+from engine.text.paths import readable
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +55,8 @@ TASK_BYTES = 1 << 20
 IN_PROCESS_BYTES = 4 << 20
 # How often a reader process checks that the indexer that started it still runs (see _die_with_parent).
 PARENT_CHECK_SECONDS = 0.5
+# How long a new reader process may take to start and answer (spawn imports the indexer's main module first).
+READER_START_SECONDS = 120
 # prctl(2) option: a signal the kernel sends this process when its parent ends.
 _PR_SET_PDEATHSIG = 1
 # A reader process's last words, in the run's folder, are in the file of this name and its pid.
@@ -61,7 +67,9 @@ _LAST_WORDS = "last-words-"
 # indexer that was killed (its lock is free) and remove it.
 SCRATCH_PREFIX = "quire-reader-"
 _SCRATCH_LOCK = "in-use.lock"
-# A folder younger than this is left alone: its run may not have taken its lock yet.
+# A reader folder is made under this prefix, locked, then renamed to SCRATCH_PREFIX; one left under it younger
+# than the grace period is left alone, as its run may not have taken its lock yet.
+_STARTING_PREFIX = "quire-starting-"
 _SCRATCH_GRACE_SECONDS = 60
 
 
@@ -162,15 +170,24 @@ def _start_reader(parent: int, folder: str) -> None:
 
 @contextmanager
 def _scratch() -> Iterator[str]:
-    """A new folder for a run's reader processes (SCRATCH_PREFIX), removed with whatever they left in it."""
-    folder = tempfile.mkdtemp(prefix=SCRATCH_PREFIX)
-    lock = FileLock(os.path.join(folder, _SCRATCH_LOCK))
+    """A new folder for a run's reader processes (SCRATCH_PREFIX), removed with whatever they left in it.
+
+    It is made under a name of its own and locked before it takes its SCRATCH_PREFIX name, so a folder of that name
+    whose lock is free is always a killed indexer's, however new: the next run removes it at once (with a grace
+    period for new folders, an immediate resume left 13 of 24 killed runs' folders behind).
+    """
+    made = tempfile.mkdtemp(prefix=_STARTING_PREFIX)
+    lock = FileLock(os.path.join(made, _SCRATCH_LOCK))
     lock.acquire()
+    folder = made
     try:
+        folder = tempfile.mkdtemp(prefix=SCRATCH_PREFIX)
+        os.replace(made, folder)  # over the empty folder just made: the name is this run's alone
         yield folder
     finally:
         lock.release()
         shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(made, ignore_errors=True)
 
 
 def sweep_scratch() -> None:
@@ -178,13 +195,15 @@ def sweep_scratch() -> None:
     temporary folder: those whose lock no process holds."""
     try:
         found = [Path(entry.path) for entry in os.scandir(tempfile.gettempdir())
-                 if entry.name.startswith(SCRATCH_PREFIX) and entry.is_dir(follow_symlinks=False)]
+                 if entry.name.startswith((SCRATCH_PREFIX, _STARTING_PREFIX)) and entry.is_dir(follow_symlinks=False)]
     except OSError:
         return
     for folder in found:
         try:
-            if time.time() - folder.stat().st_mtime < _SCRATCH_GRACE_SECONDS or not (folder / _SCRATCH_LOCK).exists():
-                continue  # just made, or not one of ours
+            starting = folder.name.startswith(_STARTING_PREFIX)
+            if (starting and time.time() - folder.stat().st_mtime < _SCRATCH_GRACE_SECONDS
+                    or not (folder / _SCRATCH_LOCK).exists()):
+                continue  # being made (its lock may not be taken yet), or not one of ours
             lock = FileLock(str(folder / _SCRATCH_LOCK), timeout=0)
             lock.acquire()
         except (OSError, Timeout):
@@ -198,9 +217,42 @@ def sweep_scratch() -> None:
 
 def _readers(workers: int, folder: str) -> ProcessPoolExecutor:
     """A pool of ``workers`` reader processes, started with ``spawn``, that end with this process and leave their
-    last words in ``folder``."""
-    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_start_reader, initargs=(os.getpid(), folder))
+    last words in ``folder``; raises ReaderStartError when none can be started.
+
+    One process is asked for its pid before any file is handed out: a process that cannot start (an interpreter this
+    account may not run, a limit on processes) dies as a reader crashing on a file does, and every file was recorded
+    as one its reader crashed on, or the run ended with no word of why.
+    """
+    executor: ProcessPoolExecutor | None = None
+    try:
+        executor = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                                       initializer=_start_reader, initargs=(os.getpid(), folder))
+        executor.submit(os.getpid).result(timeout=READER_START_SECONDS)
+        return executor
+    except (BrokenProcessPool, OSError, TimeoutError) as e:
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
+        raise _cannot_start(short_cause(e) if not isinstance(e, BrokenProcessPool) else "ended as it started") from e
+
+
+def _check_interpreter() -> None:
+    """Raise ReaderStartError when the interpreter that reader processes run cannot be started at all: found before
+    any process pool exists, whose resource tracker would fail the same way and fill the output with its noise."""
+    try:
+        done = subprocess.run([get_executable(), "-I", "-S", "-c", "pass"], capture_output=True,
+                              timeout=READER_START_SECONDS, check=False)
+    except OSError as e:
+        raise _cannot_start(e.strerror or short_cause(e)) from e
+    except subprocess.TimeoutExpired as e:
+        raise _cannot_start(f"did not finish in {READER_START_SECONDS} s") from e
+    if done.returncode != 0:
+        raise _cannot_start(f"exited with status {done.returncode}")
+
+
+def _cannot_start(why: str) -> ReaderStartError:
+    interpreter = readable(os.fsdecode(get_executable()))
+    return ReaderStartError(f"cannot start a reader process ({interpreter}: {why}); index with `--workers 0` to "
+                            f"read every file in this process")
 
 
 def _ended_over(folder: str) -> dict[str, str]:
@@ -300,6 +352,7 @@ def _pooled(jobs: list[Job], limits: Limits, workers: int, reader: Reader,
             prepare: Prepare | None) -> Iterator[Extracted]:
     """Read ``jobs`` in ``workers`` reader processes, replaced when one crashes or is ended by its watchdog."""
     pending = list(reversed(jobs))
+    _check_interpreter()
     with _scratch() as folder:
         yield from _pooled_in(folder, pending, limits, workers, reader, prepare)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,7 +124,19 @@ def _walk_dir(
                 yield Found(path, "not a regular file (a symbolic link to a device, pipe or socket)", "skipped")
             else:
                 yield Found(path, "broken symbolic link")
-        # sockets, FIFOs and devices are not documents: passed over silently
+        else:  # recorded, so that `status` accounts for every entry of the folder
+            yield Found(path, f"not a regular file ({_kind(entry)})", "skipped")
+
+
+def _kind(entry: os.DirEntry) -> str:
+    """What a folder entry that is neither file, folder nor link is, in a few words."""
+    try:
+        mode = entry.stat(follow_symlinks=False).st_mode
+    except OSError:
+        return "cannot be looked at"
+    kinds = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"))
+    return next((name for test, name in kinds if test(mode)), "a special file")
 
 
 def _within(target: str, folders: tuple[str, ...]) -> bool:

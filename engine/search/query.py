@@ -15,6 +15,7 @@ from engine.search.calibration import Calibration
 from engine.search.results import Mode
 from engine.store.bm25 import idf as bm25_idf
 from engine.text import terms as T
+from engine.text.paths import readable
 
 log = logging.getLogger(__name__)
 
@@ -103,3 +104,13 @@ class Query:
     def folded(self) -> dict[str, str]:
         """Each query word folded as the index folds words, by its stem (:func:`_query_word_mass`)."""
         return {s: T.fold(t.word) for s, t in self.stems.items()}
+
+
+def check_text(query: str) -> None:
+    """Refuse a query holding lone surrogates: bytes that were not UTF-8 (a terminal in another encoding gives
+    them to the command line as surrogate escapes), which neither SQLite nor the tokenizers accept."""
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise QueryError(f"the query is not valid UTF-8 text (it holds {readable(query[e.start:e.end])} in "
+                         f"{readable(query)!r}); check the terminal's or the file's encoding") from e

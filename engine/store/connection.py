@@ -12,7 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
-from engine.errors import ConfigError, IndexDamagedError, IndexReadOnlyError
+from engine.errors import ConfigError, DiskFullError, IndexReadOnlyError
+from engine.store import health, privacy
 
 log = logging.getLogger(__name__)
 
@@ -69,18 +70,28 @@ def map_for_search(conn: sqlite3.Connection) -> None:
 
 @contextmanager
 def reporting_damage(path: Path) -> Iterator[None]:
-    """Turn SQLite's report of a damaged database file at ``path`` into :class:`IndexDamagedError`, which says
-    what to do; other database errors pass unchanged."""
+    """Turn SQLite's report of a damaged database file at ``path`` into :class:`IndexDamagedError`, and a full disk
+    into :class:`DiskFullError`, each saying what to do; other errors pass unchanged."""
     try:
         yield
-    except sqlite3.DatabaseError as e:
-        # SQLITE_CORRUPT and its extended codes (an FTS5 table: _VTAB), SQLITE_NOTADB: not a database at all
-        if not getattr(e, "sqlite_errorname", "").startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+    except OSError as e:  # a graph or sidecar written (SQLite's own errors are no OSError)
+        if e.errno != errno.ENOSPC:
             raise
-        raise IndexDamagedError(
-            f"the index database {path} is damaged ({e}); move the folder {path.parent} away (or delete it) and "
-            f"re-index with `quire index PATH`"
-        ) from e
+        raise _disk_full(path, e) from e
+    except sqlite3.DatabaseError as e:
+        if getattr(e, "sqlite_errorname", "") == "SQLITE_FULL":
+            raise _disk_full(path, e) from e
+        # SQLITE_CORRUPT and its extended codes (an FTS5 table: _VTAB), SQLITE_NOTADB: not a database at all; and
+        # text whose bytes are not UTF-8, which only damage puts in a column quire wrote
+        name = getattr(e, "sqlite_errorname", "")
+        if not name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) and "Could not decode to UTF-8" not in str(e):
+            raise
+        raise health.damaged(path.parent, f"{path.name}: {e}") from e
+
+
+def _disk_full(path: Path, error: Exception) -> DiskFullError:
+    return DiskFullError(f"the disk holding the index at {path.parent} is full ({error}); everything indexed before "
+                         f"is kept: free some space and run `quire index` again to go on from there")
 
 
 def empty_file(path: Path) -> bool:
@@ -103,9 +114,10 @@ def has_log(path: Path) -> bool:
 
 
 def make_folder(folder: Path) -> None:
-    """Create the index folder and its parents, or say in one line why it cannot be."""
+    """Create the index folder and the parents it lacks, for its owner only (engine.store.privacy), or say in one
+    line why it cannot be."""
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        privacy.make_folder(folder)
     except FileExistsError as e:  # the path itself is a file
         raise ConfigError(f"{folder} is a file, not a folder; give the index a folder of its own") from e
     except NotADirectoryError as e:
@@ -124,7 +136,7 @@ def cannot_create(lock: Path) -> OSError | None:
     it is writable, then refuses every new file with ENOENT (which filelock would retry until its timeout).
     """
     try:
-        os.close(os.open(lock, os.O_RDWR | os.O_CREAT, 0o644))
+        privacy.create_file(lock)
     except OSError as e:
         return e
     return None

@@ -18,7 +18,20 @@ from filelock import FileLock
 
 from engine.errors import Cancelled, IndexDamagedError, IndexReadOnlyError, QuireError
 from engine.ingest.documents import NewDocument
-from engine.store import documents, facetrows, meta, postings, scans, schema, sentences, space, vectorrows, vocabulary
+from engine.store import (
+    documents,
+    facetrows,
+    health,
+    meta,
+    postings,
+    privacy,
+    scans,
+    schema,
+    sentences,
+    space,
+    vectorrows,
+    vocabulary,
+)
 from engine.store.bm25 import Postings, Scored, WordIndex, WordStatistics
 from engine.store.connection import (
     READ_ONLY_ERRNOS,
@@ -58,11 +71,13 @@ class Store:
         path = self.path = folder / DB_NAME
         if not path.exists() and not create:
             raise QuireError(f"no index at {folder}")
+        if path.exists() and not path.is_file():
+            raise health.damaged(folder, f"{DB_NAME} is a folder or a device, not a database file")
         if empty_file(path):
             # SQLite takes a 0-byte file for a new database: an index truncated to nothing would answer nothing
             if not create:
-                raise IndexDamagedError(f"the index database {path} is empty (0 bytes): it was truncated, or the run "
-                                        f"that made it was killed at once; re-index with `quire index PATH`")
+                raise health.damaged(folder, f"{DB_NAME} is empty (0 bytes): it was truncated, or the run that made "
+                                             f"it was killed at once")
             log.warning("the index database %s was empty (0 bytes); starting a new index", path)
         if create:
             make_folder(folder)
@@ -80,6 +95,10 @@ class Store:
         self.read_only = unwritable is not None
         if self.read_only:
             log.info("%s cannot be written (%s): opening the index read-only", folder, unwritable)
+        else:
+            # before SQLite opens it: the log and shared-memory files it makes take the database file's mode
+            privacy.tighten(folder)
+            privacy.create_file(path)
         with reporting_damage(path):
             self.db = sqlite_utils.Database(self._connect())
         # counts every query needs, kept while the database is unchanged
@@ -88,16 +107,20 @@ class Store:
         self._words = WordIndex()
         self._vectors = VectorRows(self.db)
         self._searching = False  # whether the file is mapped as a searching store maps it (serve_searches)
+        self._pages_checked = False  # whether check() read every page since this store opened
         try:
-            if self.read_only:
-                with reporting_damage(path):
+            with reporting_damage(path):
+                if self.read_only:
                     self._check_schema(folder)
-                return
-            # Switching a new file to WAL and creating or migrating the schema must not race another connection
-            # doing the same (the app opens its search and indexing connections together): SQLite answers "database
-            # is locked" at once there instead of waiting, so this setup is serialised across threads and processes.
-            with reporting_damage(path), FileLock(str(schema_lock), timeout=SCHEMA_LOCK_SECONDS):
-                self._set_up(folder)
+                else:
+                    # Switching a new file to WAL and creating or migrating the schema must not race another
+                    # connection doing the same (the app opens its search and indexing connections together): SQLite
+                    # answers "database is locked" at once there instead of waiting, so this setup is serialised
+                    # across threads and processes.
+                    with FileLock(str(schema_lock), timeout=SCHEMA_LOCK_SECONDS, mode=privacy.FILE_MODE):
+                        self._set_up(folder)
+                # a small file is read whole in milliseconds: its damage is found before anything reads it
+                self.check(pages=self.small(health.OPEN_CHECK_BYTES))
         except BaseException:
             self.db.conn.close()
             raise
@@ -105,6 +128,57 @@ class Store:
     def _connect(self) -> sqlite3.Connection:
         """A connection to the database (:func:`engine.store.connection.connect`)."""
         return connect(self.path, read_only=self.read_only)
+
+    def _refuse_damage(self, version: int | None = None) -> None:
+        """Raise IndexDamagedError when the tables, settings or counts of an existing index show damage
+        (:func:`engine.store.health.cheap_problems`); a database with no table yet is a new index."""
+        if self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' LIMIT 1").fetchone() is None:
+            return
+        problems = health.meta_problems(self.db.conn) if "meta" in self.db.table_names() else ["table meta missing"]
+        if not problems:
+            problems = health.cheap_problems(self.db.conn, version or self.get_meta("schema_version", 0))
+        if problems:
+            raise health.damaged(self.folder, problems)
+
+    def check(self, *, pages: bool) -> None:
+        """Raise IndexDamagedError when the index shows damage: its tables, settings and counts, and with ``pages``
+        every page of the file (:func:`engine.store.health.page_problems`, a read of the whole file)."""
+        self._refuse_damage()
+        if not pages or self._pages_checked:
+            return
+        problems = health.page_problems(self.db.conn)
+        if problems:
+            raise health.damaged(self.folder, problems)
+        self._pages_checked = True
+
+    def small(self, limit: int = health.FULL_CHECK_BYTES) -> bool:
+        """Whether the file is small enough to have every page checked whenever asked for its status or indexed
+        (:data:`engine.store.health.FULL_CHECK_BYTES`), or at most ``limit`` bytes."""
+        return self.path.stat().st_size <= limit
+
+    def pages_due(self) -> bool:
+        """Whether an indexing run should check every page first: the file is :meth:`small`, the last run was
+        killed, or the last check is FULL_CHECK_DAYS old."""
+        if self.small() or self.get_meta(health.RUNNING_META):
+            return True
+        return time.time() - float(self.get_meta(health.CHECKED_META, 0)) > health.FULL_CHECK_DAYS * 86_400
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        """An indexing run: the file checked first when due (:meth:`pages_due`), and marked as being written until
+        the run ends, so that the next run knows to check it when this one is killed; at its end the words of what it
+        removed or replaced leave the file (:meth:`reclaim_space`)."""
+        due = self.pages_due()
+        self.check(pages=due)
+        with self.db.atomic():
+            if due:
+                self.set_meta(health.CHECKED_META, time.time())
+            self.set_meta(health.RUNNING_META, True)
+        yield
+        with self.db.atomic():
+            meta.delete(self.db.conn, health.RUNNING_META)
+        if self.needs_purge():
+            self.reclaim_space()
 
     def _check_schema(self, folder: Path) -> None:
         """What :meth:`_set_up` checks, for a database opened read-only: its schema must need no change."""
@@ -123,6 +197,7 @@ class Store:
                 f"--db {folder}`) to merge them") from e
         if version is not None and int(version) > schema.SCHEMA_VERSION:
             raise QuireError(f"index at {folder} was made by a newer quire (schema {version}); upgrade quire")
+        self._refuse_damage(version)
         if version is None or int(version) < schema.SCHEMA_VERSION:
             raise IndexReadOnlyError(
                 f"the index at {folder} was made by an older quire and must be upgraded, which needs write access; "
@@ -133,8 +208,12 @@ class Store:
         self.db.enable_wal()
         self.db.execute("PRAGMA synchronous=NORMAL")  # WAL stays consistent; a power cut may lose the last commits
         self.db.execute("PRAGMA foreign_keys=OFF")
+        # deleted rows and freed pages are overwritten with zeros, so that removed text leaves the file
+        # (docs/decisions/0028-removed-words-leave-the-disk.md)
+        self.db.execute("PRAGMA secure_delete=ON")
         tune(self.db.conn)
         migrated = False
+        self._refuse_damage()  # before create(), which would make a lost table again, empty
         with self.db.atomic():
             schema.create(self.db)
             version = self.get_meta("schema_version")
@@ -284,6 +363,7 @@ class Store:
             removed.extend(ids)
         if removed:
             meta.bump_generation(self.db.conn)
+            self.set_meta(space.PURGE_META, True)  # their words leave the file at the next reclaim_space
         return removed
 
     # -- sentences and vectors (engine.store.sentences, vectorrows) -------------------------------------------
@@ -489,8 +569,14 @@ class Store:
             return postings.compact(self.db.conn)
 
     def reclaim_space(self) -> space.Reclaimed:
-        """Give the disk space of removed documents back (:func:`engine.store.space.reclaim`)."""
+        """Take the words of removed documents out of the file and give their disk space back
+        (:func:`engine.store.space.reclaim`)."""
         return space.reclaim(self.db.conn, self.path)
+
+    def needs_purge(self) -> bool:
+        """Whether documents were removed or replaced since their words last left the file (:meth:`reclaim_space`
+        takes them out)."""
+        return bool(self.get_meta(space.PURGE_META))
 
     def term_document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
         """Passages containing each (stemmed, as FTS5 stores it) term; terms in none are left out.

@@ -82,3 +82,15 @@ def _segment_digest(path: Path, start: int) -> bytes:
             digest.update(block)
             left -= len(block)
     return digest.digest()
+
+
+def bytes_on_disk(folder: Path) -> int:
+    """The size of the index folder's files; one a run renamed away while listed (graphs are saved by rename, and the
+    app asks for the status while runs write) counts nothing."""
+    total = 0
+    for f in folder.iterdir():
+        try:
+            total += f.stat().st_size if f.is_file() else 0
+        except FileNotFoundError:
+            continue
+    return total

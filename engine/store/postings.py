@@ -164,11 +164,22 @@ def merge(conn: sqlite3.Connection) -> None:
         _purge(conn)
 
 
-def _purge(conn: sqlite3.Connection) -> None:
+def purge(conn: sqlite3.Connection) -> None:
+    """Rewrite every segment that holds a deleted passage without it, in the caller's transaction: a deleted
+    passage's postings name its words only by their hashes, which a dictionary of likely words (a PIN's ten
+    thousand) would still read (docs/decisions/0028-removed-words-leave-the-disk.md)."""
+    _purge(conn, share=0.0)
+
+
+def _purge(conn: sqlite3.Connection, share: float = PURGE_SHARE) -> None:
+    """Rewrite the segments of which at least ``share`` of passages (and at least one) are deleted."""
     dead = _dead(conn)
+    if not dead.size:
+        return
     for segment, level, members in conn.execute("SELECT id, level, members FROM lexical_segments").fetchall():
         members = np.frombuffer(members, dtype=np.int32)
-        if np.isin(members, dead).sum() >= PURGE_SHARE * members.size:
+        gone = int(np.isin(members, dead).sum())
+        if gone and gone >= share * members.size:
             _merge(conn, [segment], level)
 
 

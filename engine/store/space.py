@@ -16,12 +16,15 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.store import postings
+from engine.store import meta, postings
 
 log = logging.getLogger(__name__)
 
 # The FTS5 table of passages (engine.store.schema).
 FTS_TABLE = "passages_fts"
+# Meta key set in the transaction that deletes passages and cleared once their words are purged from the file
+# (:func:`purge`): a run killed in between purges at the next removal or indexing run.
+PURGE_META = "words_to_purge"
 # PRAGMA auto_vacuum values.
 AUTO_VACUUM_NONE, AUTO_VACUUM_FULL, AUTO_VACUUM_INCREMENTAL = 0, 1, 2
 # A VACUUM copies every live page twice (into a temporary database, then back through the WAL) and needs that much
@@ -50,8 +53,8 @@ def prepare(conn: sqlite3.Connection) -> None:
 
 
 def reclaim(conn: sqlite3.Connection, path: Path) -> Reclaimed:
-    """Drop deleted passages from the word indexes, cut the free pages off the database at ``path`` and empty its
-    WAL; ``conn`` must be outside a transaction.
+    """Take deleted passages' words out of the word indexes (:func:`purge`), cut the free pages off the database at
+    ``path`` and empty its WAL; ``conn`` must be outside a transaction.
 
     Readers of other connections keep their snapshot: the checkpoint copies what they no longer need and leaves
     the log's tail (logged at debug) until they finish; the next checkpoint takes it.
@@ -62,10 +65,8 @@ def reclaim(conn: sqlite3.Connection, path: Path) -> Reclaimed:
     with conn:
         # segments of the word index that are mostly deleted passages are rewritten (as an indexing run does)
         postings.merge(conn)
-        if free_share(conn) >= VACUUM_FREE_SHARE:
-            # FTS5 keeps a deleted passage's entries, and a marker that hides them, until the segments holding both
-            # are merged: after a large removal, merge them all (a cost in proportion to what is left)
-            conn.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('optimize')")
+        if meta.get(conn, PURGE_META) or free_share(conn) >= VACUUM_FREE_SHARE:
+            purge(conn)
     pages = conn.execute("PRAGMA page_count").fetchone()[0]
     free = conn.execute("PRAGMA freelist_count").fetchone()[0]
     mode = conn.execute("PRAGMA auto_vacuum").fetchone()[0]
@@ -93,6 +94,20 @@ def reclaim(conn: sqlite3.Connection, path: Path) -> Reclaimed:
     freed = free - conn.execute("PRAGMA freelist_count").fetchone()[0]
     log.info("reclaimed %d bytes of %s (%d pages)", before - after, path, freed)
     return Reclaimed(before, after, freed, vacuumed)
+
+
+def purge(conn: sqlite3.Connection) -> None:
+    """Take the words of deleted passages out of the file, in the caller's transaction
+    (docs/decisions/0028-removed-words-leave-the-disk.md).
+
+    FTS5 keeps a deleted passage's entries, and a marker that hides them, until the segments holding both are merged:
+    its SQLite (3.40 here) has no ``secure-delete`` option (3.44), so every segment is merged into one, a cost in
+    proportion to the FTS5 index left. The word index's segments that hold a deleted passage are rewritten without
+    it. The pages they leave are zeroed as they are freed (``PRAGMA secure_delete``, set on every writing connection).
+    """
+    conn.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('optimize')")
+    postings.purge(conn)
+    meta.delete(conn, PURGE_META)
 
 
 def free_share(conn: sqlite3.Connection) -> float:

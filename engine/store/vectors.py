@@ -23,6 +23,7 @@ from pathlib import Path
 import hnswlib
 import numpy as np
 
+from engine.errors import GraphUnavailableError
 from engine.store.database import Store
 from engine.store.files import file_digest, replace_file, write_text
 from engine.store.fullrows import FullRows
@@ -44,6 +45,9 @@ ADD_CHUNK = 4096
 ADD_THREADS = -1
 # Marked-deleted elements still cost memory and search time; past this share the graph is rebuilt.
 REBUILD_DELETED_SHARE = 0.3
+# A search catches a graph up by at most this many vectors (a fraction of a second of the static model's); a graph
+# further behind is caught up by the next indexing run (docs/decisions/0030-graph-repaired-by-the-indexer.md).
+READER_CATCH_UP = 20_000
 # Loading retries once when the files fail their checks but the sidecar changed meanwhile: a writer replaced them.
 LOAD_ATTEMPTS = 2
 # Temporary files of the graphs (engine.store.files), which a run removes when a killed one left them.
@@ -92,6 +96,8 @@ class VectorIndex:
         # the graph file as loaded or last written: {"size", "mtime_ns", "digest"}, recorded in the sidecar
         self._file: dict | None = None
         self._opened = False
+        # (what the files and database were, why) when a search last found the graph unusable (open, repair=False)
+        self._refused: tuple[tuple, str] | None = None
 
     # -- lifecycle --------------------------------------------------------------------------------------------
     @property
@@ -99,23 +105,52 @@ class VectorIndex:
         """Whether :meth:`open` has loaded (or built) the graph."""
         return self._opened
 
-    def open(self, store: Store) -> None:
-        """Load the graph and bring it in line with ``store`` in memory (catch up or rebuild); writes nothing."""
+    def open(self, store: Store, *, repair: bool = True) -> None:
+        """Load the graph and bring it in line with ``store`` in memory (catch up or rebuild); writes nothing.
+
+        Without ``repair`` (a search), a graph that would have to be rebuilt, or caught up by more than
+        READER_CATCH_UP vectors, is not: that took minutes inside the first search. GraphUnavailableError says why,
+        and the next indexing run repairs it (docs/decisions/0030-graph-repaired-by-the-indexer.md).
+        """
         generation = int(store.get_meta("generation", 0))
         if store.sentence_count() < EXACT_BELOW:
             self._load_exact(store)
             self._opened = True
             return
+        if not repair and self._refused is not None and self._refused[0] == self._files_now(generation):
+            raise GraphUnavailableError(self._refused[1])  # as the last search found it: not loaded again
         info = self._load_saved()
         if info is None:
-            log.info("building vector index %s from stored vectors", self.sidecar.stem)
+            self._refuse(repair, generation, "missing or damaged")
+            log.warning("rebuilding the graph of meanings %s from the %d vectors in the database (it was missing or "
+                        "damaged); searches rank by words until it is saved", self.sidecar.stem, store.sentence_count())
             self._rebuild(store)
         elif info.get("generation") != generation:
             log.info("vector index %s is behind the database; catching up", self.sidecar.stem)
-            self._catch_up(store)
-        if self._index is not None and self._deleted > REBUILD_DELETED_SHARE * max(1, self._index.element_count):
+            self._catch_up(store, None if repair else READER_CATCH_UP)
+        if (repair and self._index is not None
+                and self._deleted > REBUILD_DELETED_SHARE * max(1, self._index.element_count)):
             self._rebuild(store)
         self._opened = True
+
+    def _files_now(self, generation: int) -> tuple:
+        """What a refusal of the graph depends on: its files' stats and the database generation."""
+        def stat(path: Path) -> tuple | None:
+            try:
+                st = path.stat()
+            except OSError:
+                return None
+            return st.st_size, st.st_mtime_ns, st.st_ino
+        return generation, stat(self.sidecar), stat(self.path), stat(self.reduced_path)
+
+    def _refuse(self, repair: bool, generation: int, why: str) -> None:
+        """Unless repairing, raise GraphUnavailableError, and remember it until the files or database change."""
+        if repair:
+            return
+        self._index = self._rows = self._basis = None
+        reason = f"the graph of meanings {self.sidecar.stem} is {why}"
+        self._refused = (self._files_now(generation), reason)
+        raise GraphUnavailableError(reason)
 
     def is_saved(self, store: Store) -> bool:
         """Whether the files hold this graph as of ``store``'s generation: the sidecar says so, and the graph file
@@ -169,8 +204,8 @@ class VectorIndex:
                 return info
             if self._read_sidecar() == info:
                 break  # not a writer replacing the files meanwhile: they are damaged
-        log.warning("vector index %s is damaged (%s); rebuilding it from the vectors in the database "
-                    "(the next `quire index` saves the rebuilt graph)", self.sidecar.stem, problem)
+        log.warning("vector index %s is damaged (%s); the next `quire index` rebuilds it from the vectors in the "
+                    "database", self.sidecar.stem, problem)
         return None
 
     def _load(self, info: dict) -> str | None:
@@ -236,12 +271,17 @@ class VectorIndex:
         for ids, vectors in store.vector_batches(self.method):
             self._insert(ids, vectors)
 
-    def _catch_up(self, store: Store) -> None:
+    def _catch_up(self, store: Store, most: int | None = None) -> None:
+        """Add the vectors the database has and the graph lacks, and hide those it no longer has; with ``most``, a
+        graph lacking more than that many is refused instead (:meth:`open`)."""
         wanted = store.vector_ids(self.method)
         with self._lock:
             assert self._index is not None  # called after a saved graph loaded
             present = np.asarray(self._index.get_ids_list(), dtype=np.int64)
         missing = np.setdiff1d(wanted, present)
+        if most is not None and missing.size > most:
+            self._refuse(False, int(store.get_meta("generation", 0)),
+                         f"{missing.size:,} sentences behind the database (an indexing run was stopped)")
         extra = np.setdiff1d(present, wanted)
         if missing.size:
             ids, vectors = store.vectors(self.method, missing.tolist())

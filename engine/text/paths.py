@@ -17,6 +17,9 @@ _MARK = "\ufdd0"
 _ESCAPED = re.compile("[\ud800-\udfff\ufdd0]")
 _MARKED = re.compile("\ufdd0([0-9a-f]{4}|\ufdd0)")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# Control characters (C0, DEL, C1) and the bidirectional controls, which a name can hold and a terminal or window
+# would act on rather than show (:func:`readable`).
+_MISLEADING = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -40,11 +43,13 @@ def from_column(text: str) -> str:
 
 
 def readable(path: str) -> str:
-    r"""A path to show or to use as a title: a byte that is not UTF-8 as ``\xff``, an unpaired surrogate as ``\udc80``."""
-    if path.isascii() or not _SURROGATE.search(path):
-        return path
-    try:
-        raw = path.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:  # a surrogate that is no escaped byte (a Windows name)
-        return path.encode("utf-8", "backslashreplace").decode("utf-8")
-    return raw.decode("utf-8", "backslashreplace")
+    r"""A path to show or to use as a title: a byte that is not UTF-8 as ``\xff``, an unpaired surrogate as ``\udc80``,
+    and a character that would change how the line reads as its escape: a control character (a newline would print
+    one name as two lines, an escape sequence would drive the terminal) as ``\n`` or ``\x1b``, a bidirectional
+    control (U+202E shows ``txt.exe`` as ``exe.txt``) as ``\u202e``."""
+    if _SURROGATE.search(path):
+        try:
+            path = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:  # a surrogate that is no escaped byte (a Windows name)
+            path = path.encode("utf-8", "backslashreplace").decode("utf-8")
+    return _MISLEADING.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), path)

@@ -25,6 +25,9 @@ _CHUNK = 1 << 20
 # whole compressed chunk at once, with no bound on what comes out, so they cannot be counted safely.
 _COUNTABLE = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
 
+# The first bytes of an OLE compound file.
+_COMPOUND_MAGIC = bytes.fromhex("d0cf11e0a1b11ae1")
+
 
 def allowance(packed: int, limits: Limits) -> int:
     """The bytes ``packed`` compressed bytes may unpack to: the archive limits, and never less than harmless."""
@@ -52,7 +55,19 @@ def check_zip(path: Path, limits: Limits, fmt: str) -> None:
                 if inflated > allowed:
                     raise _bomb(fmt, inflated, packed, counted=True)
     except (zipfile.BadZipFile, EOFError, ValueError, NotImplementedError) as e:
+        if _compound_file(path):
+            # Office saves a password-protected document as an OLE compound file holding the encrypted package
+            raise ReadError(f"encrypted {fmt}: it is protected by a password") from e
         raise ReadError(f"corrupt {fmt}: not a valid zip archive") from e
+
+
+def _compound_file(path: Path) -> bool:
+    """Whether ``path`` starts as an OLE compound file (the container of an encrypted Office document)."""
+    try:
+        with path.open("rb") as f:
+            return f.read(len(_COMPOUND_MAGIC)) == _COMPOUND_MAGIC
+    except OSError:
+        return False
 
 
 def _inflate(archive: zipfile.ZipFile, info: zipfile.ZipInfo, inflated: int, allowed: int, fmt: str) -> int:
