@@ -56,8 +56,8 @@ log = logging.getLogger(__name__)
 
 # Recalibrate the "nothing relevant" threshold when the index grew or shrank by this share since last time.
 RECALIBRATE_CHANGE = 0.1
-# Random sentences a query is compared with for its own null distribution: enough for a stable mean and spread
-# (the standard error of the spread is under 3%), few enough to cost a query about 0.1 ms.
+# Random sentences a query is compared with for its own null distribution: enough for a stable mean and spread,
+# few enough to cost a query little (docs/decisions/0002-score-fusion-and-relevance-gate.md).
 NULL_SAMPLE = 1000
 # Seconds a write waits for another process's write lock before saying so: a run holds it for minutes, so waiting
 # longer only delays the message.
