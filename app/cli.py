@@ -13,7 +13,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 import click
 
@@ -54,7 +54,7 @@ def _cluster_option(f):
     )(f)
 
 
-def _is_collection(db: Path | None) -> bool:
+def _is_collection(db: Path | None) -> TypeGuard[Path]:
     """Whether ``db`` holds a sharded collection's manifest (engine.cluster) rather than one index."""
     from engine.cluster import manifest
 
@@ -267,6 +267,7 @@ def search(text: str | None, db: Path | None, k: int, mode: str | None, method: 
                                        include_weak=include_weak, explain=explain, rerank_facets=rerank_facets,
                                        within=within)
         else:
+            assert text is not None  # one of TEXT, --queries and --like, checked above
             response = idx.search(text, k=k, mode=mode, method=method, include_weak=include_weak, explain=explain,
                                   rerank_facets=rerank_facets, within=within)
     if as_json:
@@ -282,8 +283,8 @@ def _read_queries(path: Path) -> list[dict]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = raw.count(b"\n", 0, e.start) + 1
-        raise click.UsageError(f"{path} is not UTF-8 text: line {line} holds the byte "
+        at_line = raw.count(b"\n", 0, e.start) + 1
+        raise click.UsageError(f"{path} is not UTF-8 text: line {at_line} holds the byte "
                                f"{raw[e.start:e.start + 1]!r} (save the file as UTF-8)") from e
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():

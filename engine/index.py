@@ -22,6 +22,7 @@ from engine.embed import context
 from engine.embed.base import Embedder
 from engine.embed.centre import CentredEmbedder, centre_rows, collection_mean, wants_centring
 from engine.errors import (
+    CancelFlag,
     Cancelled,
     ConfigError,
     IndexNotFoundError,
@@ -204,7 +205,7 @@ class Index:
 
     @_reports_damage
     def add(self, paths: Sequence[Path | str] = (), *, method: str | None = None,
-            progress: ProgressCallback | None = None, cancel: threading.Event | None = None,
+            progress: ProgressCallback | None = None, cancel: CancelFlag | None = None,
             keep: Callable[[str], bool] | None = None, extract: Extractor = extract_all) -> IndexReport:
         """Index files and folders (default: every root indexed before), re-reading only what changed.
 
@@ -245,7 +246,7 @@ class Index:
                 cancelled=run.cancelled,
             )
 
-    def _build_word_index(self, progress: ProgressCallback | None, cancel: threading.Event | None) -> None:
+    def _build_word_index(self, progress: ProgressCallback | None, cancel: CancelFlag | None) -> None:
         """Index the words of passages written before the word index existed (an index from an older quire); until
         then lexical search runs on FTS5 alone, slower on large indexes."""
         if self.store.word_index_ready():
@@ -277,12 +278,12 @@ class Index:
 
     @_reports_damage
     def reembed(self, method: str, *, progress: ProgressCallback | None = None,
-                cancel: threading.Event | None = None) -> None:
+                cancel: CancelFlag | None = None) -> None:
         """Embed every sentence with ``method`` and make it the index's method once all are done (resumable)."""
         with self._writing():
             self._reembed(method, progress, cancel)
 
-    def _reembed(self, method: str, progress: ProgressCallback | None, cancel: threading.Event | None) -> None:
+    def _reembed(self, method: str, progress: ProgressCallback | None, cancel: CancelFlag | None) -> None:
         """:meth:`reembed` under the write lock."""
         embedder = self._embedder(method)
         if context.fingerprint(embedder) != self.store.get_meta(f"fingerprint:{method}"):

@@ -102,9 +102,9 @@ class _IndexReader(QObject):
     def __init__(self, folder: Path | None, latest: Generations) -> None:
         super().__init__()
         self.folder, self.latest = folder, latest
-        self._index: Index | None = None
+        self._index: Index | Collection | None = None
 
-    def _open(self) -> Index:
+    def _open(self) -> Index | Collection:
         if self._index is None:
             self._index = open_index(self.folder, create=False)
         return self._index
@@ -155,7 +155,7 @@ class SearchWorker(_IndexReader):
             LikeSource(request.path, sentence=request.ordinal), k=request.k, mode=request.mode,
             include_weak=request.include_weak, explain=False, within=request.within))
 
-    def _answer(self, generation: int, ask: Callable[[Index], SearchResponse]) -> None:
+    def _answer(self, generation: int, ask: Callable[[Index | Collection], SearchResponse]) -> None:
         """Emit what ``ask`` returns for the index, or a readable message; nothing when ``generation`` is stale."""
         from engine.errors import IndexNotFoundError
 
