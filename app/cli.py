@@ -223,7 +223,7 @@ _MOMENT = _Moment()
               help="facet explanations and context per result; --no-explain gives the same ranking faster (benchmarks)")
 @click.option("--rerank-facets/--no-rerank-facets", default=None,
               help="re-order the top results by how well their facets match the query's (default: the engine's, "
-                   "off: docs/decisions/0040-facet-reranking-off.md)")
+                   "off: docs/decisions/0047-facet-reranking-off.md)")
 @click.option("--in", "folders", multiple=True, type=click.Path(path_type=Path),
               help="only documents in this folder (repeatable)")
 @click.option("--type", "types", multiple=True, metavar="EXT", help="only files of this type: pdf, md, html... (repeatable)")

@@ -76,7 +76,7 @@ def _neural(options: dict) -> Embedder:
 
 
 # the static model embeds faster than SQLite reads float16 rows: its vectors are computed from the text
-# (docs/decisions/0042-static-vectors-from-the-text.md)
+# (docs/decisions/0049-static-vectors-from-the-text.md)
 register("static", _static, derived=True)
 register("sbert", _sbert)
 register("neural", _neural)

@@ -24,7 +24,7 @@ DEFAULT_K = 5
 # A neighbouring sentence's words count this much relative to the sentence's own.
 NEIGHBOUR_WEIGHT = 0.5
 # Co-occurring words kept per sentence, heaviest first. The paper caps them at 30 (Appendix C.1); 20 suffice because
-# Eq. 1's L1 term silences light words (docs/decisions/0041-facet-extraction-settings.md).
+# Eq. 1's L1 term silences light words (docs/decisions/0048-facet-extraction-settings.md).
 MAX_CONTEXT_WORDS = 20
 # Sentences clustered per numpy pass: bounds the (sentences x words x dim) temporaries to some 30 MB.
 CHUNK = 1024
@@ -173,7 +173,7 @@ class FacetBatch:
         real = np.arange(j) < words[:, None]  # (B, J)
         kept = (np.arange(k) < self.counts[:, None])[:, :, None] & real[:, None, :]  # (B, K, J)
         # one bytes object per array, sliced per text: a numpy slice and tobytes() per text costs more than the
-        # packing (docs/decisions/0041-facet-extraction-settings.md)
+        # packing (docs/decisions/0048-facet-extraction-settings.md)
         ids = self.ids.astype(np.int32)[real].tobytes()
         mixtures = self.clusters.mix.astype(np.float16)[kept].tobytes()
         mass = self.mass.astype(np.float32, copy=False).tobytes()

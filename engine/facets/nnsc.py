@@ -33,7 +33,7 @@ CODE_STEPS = 60
 CHECK_EVERY = 3
 TOLERANCE = 1e-2
 # Alternations of coefficient solve and centre update when clustering (like k-means' assign/update). More rounds
-# lower Eq. 1's objective a little for a quarter more time each (docs/decisions/0041-facet-extraction-settings.md).
+# lower Eq. 1's objective a little for a quarter more time each (docs/decisions/0048-facet-extraction-settings.md).
 CLUSTER_ROUNDS = 1
 # Ridge on the centre update's K x K system: keeps it solvable when a centre explains no word.
 RIDGE = 1e-4

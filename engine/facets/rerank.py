@@ -6,7 +6,7 @@ document's distance is that of its closest candidate sentence (those the searche
 the top ``DEPTH`` documents once more, and that ranking joins the searcher's by reciprocal rank fusion, as its
 semantic and lexical rankings are joined (``engine.search.fusion``); documents below ``DEPTH`` keep their places.
 
-It is off unless a search asks for it (docs/decisions/0040-facet-reranking-off.md).
+It is off unless a search asks for it (docs/decisions/0047-facet-reranking-off.md).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from engine.store.sentences import SentenceRow
 log = logging.getLogger(__name__)
 
 # Off: on the classic collections it gained nothing that was not tuned on them, and costs a query more
-# (docs/decisions/0040-facet-reranking-off.md). ``quire search --rerank-facets`` still asks for it.
+# (docs/decisions/0047-facet-reranking-off.md). ``quire search --rerank-facets`` still asks for it.
 ENABLED = False
 # Documents re-ranked: the head of the ranking that people read; deeper, SC's weaker judgement has more to spoil.
 DEPTH = 30

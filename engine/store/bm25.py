@@ -320,7 +320,7 @@ def _sums(ids: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]
         return ordered[first], np.bincount(np.cumsum(first) - 1, weights=weights[order])
     total = np.bincount(ids, weights=weights)
     # the test as a mask first: nonzero over floats branches on each of them, over booleans it does not
-    # (docs/decisions/0043-store-reads-on-the-query-path.md)
+    # (docs/decisions/0050-store-reads-on-the-query-path.md)
     matched = np.flatnonzero(total != 0)
     return matched, total[matched]
 

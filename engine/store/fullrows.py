@@ -36,7 +36,7 @@ class FullRows:
         self._ordered = self._labels
         # rising labels with no gap (one indexing run's sentence ids; dropping a row leaves its label): a label's row
         # is its distance from the first, cheaper than a binary search
-        # (docs/decisions/0043-store-reads-on-the-query-path.md)
+        # (docs/decisions/0050-store-reads-on-the-query-path.md)
         self._dense = False
 
     def add(self, labels: np.ndarray, vectors: np.ndarray) -> None:

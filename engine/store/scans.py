@@ -15,7 +15,7 @@ from engine.store.counts import Counts
 
 # A BM25 scan of many passages may be split by passage id into up to this many parts, each scored by its own
 # connection on its own core (SQLite releases the GIL while it works): a common query's scan is CPU-bound
-# (docs/decisions/0043-store-reads-on-the-query-path.md).
+# (docs/decisions/0050-store-reads-on-the-query-path.md).
 SCAN_PARTS = max(1, min(4, os.cpu_count() or 1))
 
 

@@ -86,7 +86,7 @@ class VectorIndex:
         self._rows: FullRows | None = None
         self._deleted = 0
         self._queued: Future | None = None
-        # whether the graph in memory differs from its file: saving a large one unchanged takes seconds (decision 0043)
+        # whether the graph in memory differs from its file: saving a large one unchanged takes seconds (decision 0050)
         self._unsaved = False
         # the graph file as loaded or last written: {"size", "mtime_ns", "digest"}, recorded in the sidecar
         self._file: dict | None = None
