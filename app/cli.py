@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, TypeGuard
 
 import click
 
@@ -58,7 +58,7 @@ def _cluster_option(f):
     )(f)
 
 
-def _is_collection(db: Path | None) -> bool:
+def _is_collection(db: Path | None) -> TypeGuard[Path]:
     """Whether ``db`` holds a sharded collection's manifest (engine.cluster) rather than one index."""
     from engine.cluster import manifest
 
@@ -277,7 +277,7 @@ _MOMENT = _Moment()
               help="facet explanations and context per result; --no-explain gives the same ranking faster (benchmarks)")
 @click.option("--rerank-facets/--no-rerank-facets", default=None,
               help="re-order the top results by how well their facets match the query's (default: the engine's, "
-                   "which bench/facets_rerank.py measured)")
+                   "off: docs/decisions/0047-facet-reranking-off.md)")
 @click.option("--in", "folders", multiple=True, type=click.Path(path_type=Path),
               help="only documents in this folder (repeatable)")
 @click.option("--type", "types", multiple=True, metavar="EXT", help="only files of this type: pdf, md, html... (repeatable)")
@@ -331,6 +331,7 @@ def search(text: str | None, db: Path | None, k: int, mode: str | None, method: 
                                        include_weak=include_weak, explain=explain, rerank_facets=rerank_facets,
                                        within=within)
         else:
+            assert text is not None  # one of TEXT, --queries and --like, checked above
             response = idx.search(text, k=k, mode=mode, method=method, include_weak=include_weak, explain=explain,
                                   rerank_facets=rerank_facets, within=within, correct=not exact)
     if as_json:

@@ -22,6 +22,6 @@ class IndexConfig:
     # The vector graph is saved at least this often during long runs, so a crash re-adds minutes of work at most.
     save_seconds: float = 120.0
     # Facets stored while indexing (engine.facets). Off, the results on screen compute theirs when first shown, in
-    # the time stored ones take to read; storing them cost 45% of a small folder's index and a sixth of indexing CPU
+    # the time stored ones take to read; storing them costs index size and indexing CPU
     # (docs/decisions/0014-facets-computed-when-shown.md). On, a search with --rerank-facets is faster.
     facets: bool = False

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 
 class QuireError(Exception):
     """Base class of every error the engine raises on purpose."""
@@ -67,6 +69,15 @@ class ReaderStartError(QuireError):
 
 class Cancelled(QuireError):
     """Work was stopped on request; everything finished before the request is kept."""
+
+
+class CancelFlag(Protocol):
+    """What a long run checks between batches to know it should stop: a ``threading.Event``, or a
+    ``multiprocessing`` one set by another process (the app's window)."""
+
+    def is_set(self) -> bool:
+        """True once the run should stop."""
+        ...
 
 
 class BenchmarkError(QuireError):

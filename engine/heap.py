@@ -34,8 +34,8 @@ log = logging.getLogger(__name__)
 # mallopt's parameter numbers (malloc.h)
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
-# Allocations below this come from the heap: glibc's largest allowed value on 64-bit, above a whole-corpus query's
-# 25 MB count of every passage's BM25 sum.
+# Allocations below this come from the heap: glibc's largest allowed value on 64-bit, above the largest array a
+# whole-corpus query makes (docs/decisions/0021-freed-memory-kept-for-queries.md).
 MMAP_THRESHOLD = 32 * 1024 * 1024
 # Free memory at the heap's top beyond this is given back to the system: room for a query's arrays together.
 TRIM_THRESHOLD = 128 * 1024 * 1024

@@ -23,6 +23,7 @@ from engine.embed import context
 from engine.embed.base import Embedder
 from engine.embed.centre import CentredEmbedder, centre_rows, collection_mean, wants_centring
 from engine.errors import (
+    CancelFlag,
     Cancelled,
     ConfigError,
     GraphUnavailableError,
@@ -58,8 +59,8 @@ log = logging.getLogger(__name__)
 
 # Recalibrate the "nothing relevant" threshold when the index grew or shrank by this share since last time.
 RECALIBRATE_CHANGE = 0.1
-# Random sentences a query is compared with for its own null distribution: enough for a stable mean and spread
-# (the standard error of the spread is under 3%), few enough to cost a query about 0.1 ms.
+# Random sentences a query is compared with for its own null distribution: enough for a stable mean and spread,
+# few enough to cost a query little (docs/decisions/0002-score-fusion-and-relevance-gate.md).
 NULL_SAMPLE = 1000
 
 
@@ -199,7 +200,7 @@ class Index:
 
     @_reports_damage
     def add(self, paths: Sequence[Path | str] = (), *, method: str | None = None,
-            progress: ProgressCallback | None = None, cancel: threading.Event | None = None,
+            progress: ProgressCallback | None = None, cancel: CancelFlag | None = None,
             keep: Callable[[str], bool] | None = None, extract: Extractor = extract_all) -> IndexReport:
         """Index files and folders (default: every root indexed before), re-reading only what changed.
 
@@ -242,7 +243,7 @@ class Index:
     @classmethod
     def rebuild(cls, folder: Path | str | None = None, paths: Sequence[Path | str] = (), *, method: str | None = None,
                 config: IndexConfig | None = None, progress: ProgressCallback | None = None,
-                cancel: threading.Event | None = None) -> IndexReport:
+                cancel: CancelFlag | None = None) -> IndexReport:
         """Make a damaged index again: its database and graphs are deleted and the folders and files it held (read
         from it, as far as it can be read, or ``paths``) are indexed anew. Raises ConfigError when it is not known
         what to index (nothing could be read and no ``paths`` given)."""
@@ -259,7 +260,7 @@ class Index:
         with cls(folder, method=method, config=config) as index:
             return index.add(found, progress=progress, cancel=cancel)
 
-    def _build_word_index(self, progress: ProgressCallback | None, cancel: threading.Event | None) -> None:
+    def _build_word_index(self, progress: ProgressCallback | None, cancel: CancelFlag | None) -> None:
         """Index the words of passages written before the word index existed (an index from an older quire); until
         then lexical search runs on FTS5 alone, slower on large indexes."""
         if self.store.word_index_ready():
@@ -291,12 +292,12 @@ class Index:
 
     @_reports_damage
     def reembed(self, method: str, *, progress: ProgressCallback | None = None,
-                cancel: threading.Event | None = None) -> None:
+                cancel: CancelFlag | None = None) -> None:
         """Embed every sentence with ``method`` and make it the index's method once all are done (resumable)."""
         with self._writing():
             self._reembed(method, progress, cancel)
 
-    def _reembed(self, method: str, progress: ProgressCallback | None, cancel: threading.Event | None) -> None:
+    def _reembed(self, method: str, progress: ProgressCallback | None, cancel: CancelFlag | None) -> None:
         """:meth:`reembed` under the write lock."""
         embedder = self._embedder(method)
         if context.fingerprint(embedder) != self.store.get_meta(f"fingerprint:{method}"):

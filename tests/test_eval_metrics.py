@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.eval.datasets import StsPairs, load_collection, load_evalrank, load_sts
-from engine.eval.intrinsic import evalrank_ranks, sts_spearman, sts_spearman_by_source
+from engine.eval.datasets import load_collection, load_evalrank, load_sts
+from engine.eval.intrinsic import evalrank_ranks
 from engine.eval.metrics import average_ranks, hits_at, mrr, ndcg_at, recall_at, spearman
 
 BENCH = Path(__file__).parent / "data" / "bench"
@@ -88,23 +88,3 @@ def test_loaders_read_the_benchmark_layouts():
     assert coll.qrels["1"] == {"d1": 2.0, "d2": 1.0}
     sub = load_collection(BENCH / "retrieval" / "tiny", queries_limit=1, distractors=2)
     assert set(sub.queries) == {"1"} and len(sub.documents) == 4
-
-
-def test_sts_spearman_by_source_scores_each_source_on_its_own_pairs():
-    # one dimension per text: a pair's cosine is the product of its two numbers' signs times their magnitudes
-    vectors = {"a": [1.0, 0.0], "b": [0.8, 0.6], "c": [0.0, 1.0], "d": [0.6, 0.8], "e": [1.0, 0.0]}
-    pairs = StsPairs(first=("a", "a", "a", "c", "c", "c"), second=("e", "b", "c", "d", "b", "a"),
-                     gold=(5.0, 3.0, 1.0, 0.0, 2.0, 4.0), source=("news", "news", "news", "forum", "forum", "forum"))
-
-    def encode(texts):
-        return np.array([vectors[t] for t in texts], dtype=np.float32)
-
-    scores = sts_spearman_by_source(encode, pairs)
-    assert set(scores) == {"all", "news", "forum"}
-    assert scores["all"] == pytest.approx(sts_spearman(encode, pairs))
-    # news: cosines 1.0, 0.8, 0.0 follow gold 5, 3, 1; forum: 0.8, 0.6, 0.0 run against gold 0, 2, 4
-    assert scores["news"] == pytest.approx(1.0)
-    assert scores["forum"] == pytest.approx(-1.0)
-    # a source left with one pair (a subsample) has no correlation of its own
-    lone = StsPairs(pairs.first, pairs.second, pairs.gold, ("news",) * 5 + ("forum",))
-    assert set(sts_spearman_by_source(encode, lone)) == {"all", "news"}

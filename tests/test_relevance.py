@@ -67,7 +67,7 @@ def test_an_unrelated_query_finds_nothing_relevant_in_a_small_folder(three_files
 
 def test_the_small_folder_is_judged_on_the_bundled_prior_of_the_shipped_model() -> None:
     """The shipped static model has a prior, named by the fingerprint its index records: a model rebuilt without
-    remaking its prior (bench/prior_calibration.py) fails here rather than silently falling back."""
+    remaking its prior (bench/tools/prior_calibration.py) fails here rather than silently falling back."""
     fingerprint = context.fingerprint(StaticEmbedder.from_file(resource_path("static/model.npz")))
     assert (resource_path(PRIOR_FOLDER) / f"{fingerprint}.json").is_file()
     calibration = prior(fingerprint)

@@ -311,7 +311,7 @@ class Controller(QObject):
         if self.state is IndexState.PAUSING:
             self._queue.clear()
             self._set_state(IndexState.PAUSED)
-        elif self._running.kind is JobKind.ADD:
+        elif self._running is not None and self._running.kind is JobKind.ADD:
             self.settings.set(S.PENDING, [])  # finished, failed or cancelled: nothing to resume
         self.run_finished.emit(report)
         self._reload.emit()  # the next run starts once the searcher has let go of the old graph

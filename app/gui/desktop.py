@@ -105,7 +105,7 @@ class Opener(QObject):
                 # a zombie until the next file was opened
                 threading.Thread(target=run.process.wait, name="quire-reap", daemon=True).start()
         self._running = still
-        if not still:
+        if not still and self._timer is not None:
             self._timer.stop()
 
 

@@ -134,6 +134,7 @@ class IndexProcess:
                 progress(payload)
                 kind, payload = pipe.recv()
         except (EOFError, OSError) as e:  # the child died (a crash, or killed): the next run starts a new one
+            assert self._process is not None  # started by _child
             self._process.join()
             raise ChildFailed(f"indexing stopped unexpectedly (its process exited with code {self._process.exitcode});"
                               " what was indexed until then is kept, and adding the folder again continues from "
@@ -149,11 +150,12 @@ class IndexProcess:
             self._process = CONTEXT.Process(target=serve, args=(self.folder, self.cancel, theirs), name="quire-indexer")
             self._process.start()
             theirs.close()
+        assert self._pipe is not None  # made with the process
         return self._pipe
 
     def stop(self) -> None:
         """End the child once its current run is over (stopping that run is ``cancel``'s job)."""
-        if self._process is not None and self._process.is_alive():
+        if self._process is not None and self._process.is_alive() and self._pipe is not None:
             try:
                 self._pipe.send(None)
             except OSError:

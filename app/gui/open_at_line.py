@@ -74,7 +74,7 @@ def line_command(path: str, line: Callable[[], int | None], *, platform: str = s
     app = (default_app or (lambda: linux_default_app(mimes)))()
     editor = editor_for_desktop_id(app) if app else None
     executable = next((found for name in editor.executables if (found := which(name))), None) if editor else None
-    if executable is None:
+    if app is None or editor is None or executable is None:
         return None
     terminal: tuple[str, ...] = ()
     if (in_terminal or desktop_entry_runs_in_terminal)(app):

@@ -12,7 +12,7 @@ import os
 import re
 import shutil
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PureWindowsPath
 
@@ -65,13 +65,13 @@ def page_command(path: str, page: int | None, *, platform: str = sys.platform,
         app = (default_app or linux_default_pdf_app)()
         viewer = viewer_for_desktop_id(app) if app else None
         executable = next((found for name in viewer.executables if (found := which(name))), None) if viewer else None
-        return viewer.command(executable, path, page) if executable else None
+        return viewer.command(executable, path, page) if viewer and executable else None
     if platform == "win32":
         app = (default_app or windows_default_pdf_app)()
         executable = executable_of(app) if app else None
         viewer = next((v for v in WINDOWS_VIEWERS if executable and PureWindowsPath(executable).name.lower() in v.executables),
                       None)
-        return viewer.command(executable, path, page) if viewer else None
+        return viewer.command(executable, path, page) if viewer and executable else None
     return None  # macOS: `open` takes no page, and Preview has no command line of its own
 
 
@@ -88,13 +88,16 @@ def executable_of(command: str) -> str | None:
         end = command.find('"', 1)
         return command[1:end] if end > 1 else None
     match = re.match(r"(.+?\.exe)\b", command, re.IGNORECASE)
-    return match.group(1) if match else (command.split() or [None])[0]
+    if match:
+        return match.group(1)
+    words = command.split()
+    return words[0] if words else None
 
 
 # -- Linux: the default application per the XDG MIME applications spec -----------------------------------------------
-def _xdg_dirs(env: dict[str, str] | None) -> tuple[list[Path], list[Path]]:
+def _xdg_dirs(given: Mapping[str, str] | None) -> tuple[list[Path], list[Path]]:
     """(config folders, data folders) of the XDG base directory spec, most important first."""
-    env = os.environ if env is None else env
+    env = os.environ if given is None else given
     home = Path(env.get("HOME", "~")).expanduser()
     config = [Path(env.get("XDG_CONFIG_HOME") or home / ".config"),
               *(Path(p) for p in (env.get("XDG_CONFIG_DIRS") or "/etc/xdg").split(":") if p)]
@@ -164,7 +167,9 @@ def desktop_entry_runs_in_terminal(desktop_id: str, env: dict[str, str] | None =
 # -- Windows: the open command of the .pdf association ------------------------------------------------------------------
 def windows_default_pdf_app() -> str | None:
     """The command line Explorer runs to open a .pdf (the user's choice first, then the machine's class)."""
-    import winreg  # only on Windows
+    if sys.platform != "win32":  # winreg exists only there
+        return None
+    import winreg
 
     def value(root, key: str, name: str | None = None) -> str | None:
         try:

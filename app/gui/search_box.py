@@ -17,7 +17,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QLineEdit
 
-MOVES = {Qt.Key.Key_Up: -1, Qt.Key.Key_Down: 1, Qt.Key.Key_PageUp: -5, Qt.Key.Key_PageDown: 5}
+MOVES: dict[int, int] = {Qt.Key.Key_Up: -1, Qt.Key.Key_Down: 1, Qt.Key.Key_PageUp: -5, Qt.Key.Key_PageDown: 5}
 
 
 def single_file(event: QDropEvent) -> str | None:
@@ -35,7 +35,7 @@ def has_local_paths(event: QDropEvent) -> bool:
 class SearchBox(QLineEdit):
     """Emits ``move`` (rows), ``enter`` (True with Ctrl), ``escape``, ``copy_passage`` and ``file_dropped``."""
 
-    move = Signal(int)
+    move = Signal(int)  # type: ignore[assignment]  # shadows QWidget.move(x, y), which a search field never needs
     enter = Signal(bool)
     escape = Signal()
     copy_passage = Signal()

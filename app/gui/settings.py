@@ -10,6 +10,7 @@ No engine import here: the window must appear before the engine (and its documen
 from __future__ import annotations
 
 import atexit
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +35,9 @@ class Option:
             return self.default
         if self.type is list:
             # an empty list comes back as None or "" from some backends, a single item as a bare string
-            return [] if raw == "" else ([raw] if isinstance(raw, str) else list(raw))
+            if isinstance(raw, str):
+                return [] if raw == "" else [raw]
+            return list(raw) if isinstance(raw, Iterable) else self.default
         if self.type is bool:
             return raw if isinstance(raw, bool) else str(raw).lower() in ("1", "true", "yes")
         try:

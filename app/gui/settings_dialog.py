@@ -12,6 +12,7 @@ import logging
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, QThreadPool, Signal
+from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -97,7 +98,7 @@ class SettingsDialog(QDialog):
             self.method.addItem(name, name)
             self.method.setItemData(self.method.count() - 1, METHOD_NOTES.get(name, ""), Qt.ItemDataRole.ToolTipRole)
             if name != embed.DEFAULT_METHOD:  # until the probe says whether torch is there
-                self.method.model().item(self.method.count() - 1).setEnabled(False)
+                self._method_item(self.method.count() - 1).setEnabled(False)
         self.method.setCurrentIndex(max(0, self.method.findData(settings.get(S.METHOD))))
         self.method_note = QLabel(wordWrap=True)
         self.method.currentIndexChanged.connect(self._on_method)
@@ -135,11 +136,17 @@ class SettingsDialog(QDialog):
         QThreadPool.globalInstance().start(self._probe.run)
         self._on_method()
 
+    def _method_item(self, row: int) -> QStandardItem:
+        """The method list's row ``row``: a combo box's own model holds standard items, which can be disabled."""
+        model = self.method.model()
+        assert isinstance(model, QStandardItemModel)
+        return model.item(row)
+
     def _on_device(self, device, torch_installed: bool) -> None:
         self._device = device
         for row in range(self.method.count()):
             if self.method.itemData(row) != self._default_method:
-                self.method.model().item(row).setEnabled(torch_installed)
+                self._method_item(row).setEnabled(torch_installed)
         hint = "" if device.accelerated else " · sbert and neural run here too, slowly"
         self.device.setText(f"Device: {device.description}{hint if torch_installed else ''}")
         self._on_method()
@@ -148,7 +155,7 @@ class SettingsDialog(QDialog):
         """Describe the chosen method; once the device is known, measure its speed here (once) for the estimate."""
         method = self.method.currentData()
         lines = [METHOD_NOTES.get(method, "")]
-        enabled = self.method.model().item(self.method.currentIndex()).isEnabled()
+        enabled = self._method_item(self.method.currentIndex()).isEnabled()
         if self._device is not None and not enabled:
             lines.append(GPU_EXTRA)
         elif method in self._rates:
@@ -172,6 +179,7 @@ class SettingsDialog(QDialog):
             return "It could not be loaded here; the log says why."
         # two significant digits below 10: a model that embeds under one sentence a second is not "about 0"
         speed = f"{rate:,.0f}" if rate >= 10 else f"{rate:.2g}"
+        assert self._device is not None  # speeds are measured once the device is known
         here = f"Here ({self._device.description}): about {speed} sentences a second"
         if not self.sentences:
             return here + "."

@@ -9,9 +9,10 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, Signal, SignalInstance
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
 
 log = logging.getLogger(__name__)
 
@@ -20,7 +21,7 @@ QUIET_MS = 800
 
 
 class _Handler(FileSystemEventHandler):
-    def __init__(self, root: str, changed: Signal, ignored: Path) -> None:
+    def __init__(self, root: str, changed: SignalInstance, ignored: Path) -> None:
         self.root, self.changed, self.ignored = root, changed, ignored
 
     def on_any_event(self, event: FileSystemEvent) -> None:
@@ -42,7 +43,7 @@ class FolderWatcher(QObject):
         super().__init__(parent)
         self.index_dir: Path | None = None
         self._wanted: list[str] = []
-        self._observer = None
+        self._observer: BaseObserver | None = None
         self._folders: list[str] = []
         self._dirty: set[str] = set()
         self._timer = QTimer(self, singleShot=True, interval=QUIET_MS)
@@ -64,11 +65,11 @@ class FolderWatcher(QObject):
         self._folders = existing
         if not existing:
             return
-        self._observer = Observer()
+        self._observer = observer = Observer()
         for folder in existing:
-            self._observer.schedule(_Handler(folder, self._changed, self.index_dir), folder, recursive=True)
-        self._observer.daemon = True
-        self._observer.start()
+            observer.schedule(_Handler(folder, self._changed, self.index_dir), folder, recursive=True)
+        observer.daemon = True
+        observer.start()
         log.info("watching %s", ", ".join(existing))
 
     def _on_changed(self, root: str) -> None:

@@ -9,10 +9,10 @@ import html
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
+from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QGuiApplication, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -451,7 +451,7 @@ class MainWindow(QMainWindow):
         previous, selected = self.model.response, self.current_result()
         if previous is None or previous.query != response.query:
             self.banner.setVisible(False)
-        kept = selected.path if selected is not None and previous.query == response.query else None
+        kept = selected.path if selected is not None and previous is not None and previous.query == response.query else None
         # from the top: a list left scrolled to its end would ask for a further page of the new answer at once
         self.results.verticalScrollBar().setValue(0)
         self.model.set_response(response)
@@ -628,6 +628,7 @@ class MainWindow(QMainWindow):
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt API
         """Enter / Ctrl+Enter / Ctrl+C on the results list, and Down or Page Down on its last row (the next page)."""
         if obj is self.results and event.type() == QEvent.Type.KeyPress:
+            event = cast(QKeyEvent, event)  # a KeyPress event is a QKeyEvent
             last = self.results.currentIndex().row() == self.model.rowCount() - 1
             if last and event.key() in (Qt.Key.Key_Down, Qt.Key.Key_PageDown):
                 self.load_more()

@@ -106,9 +106,9 @@ class _IndexReader(QObject):
     def __init__(self, folder: Path | None, latest: Generations) -> None:
         super().__init__()
         self.folder, self.latest = folder, latest
-        self._index: Index | None = None
+        self._index: Index | Collection | None = None
 
-    def _open(self) -> Index:
+    def _open(self) -> Index | Collection:
         if self._index is None:
             self._index = open_index(self.folder, create=False)
         return self._index
@@ -161,7 +161,8 @@ class SearchWorker(_IndexReader):
             include_weak=request.include_weak, explain=False, within=request.within,
             second_look=request.second_look))
 
-    def _answer(self, request: QueryRequest | PassageQuery, ask: Callable[[Index], SearchResponse]) -> None:
+    def _answer(self, request: QueryRequest | PassageQuery, ask: Callable[[Index | Collection], SearchResponse]
+                ) -> None:
         """Emit what ``ask`` returns for the index, or a readable message; nothing when the request is stale."""
         from engine.errors import IndexNotFoundError
 

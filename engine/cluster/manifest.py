@@ -7,6 +7,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeGuard
 
 from engine.errors import ConfigError
 from engine.store import privacy
@@ -35,7 +36,7 @@ class Manifest:
         return {"format": self.format, "shards": self.shards, "method": self.method, "schema": self.schema}
 
 
-def is_collection(folder: Path | None) -> bool:
+def is_collection(folder: Path | None) -> TypeGuard[Path]:
     """Whether ``folder`` holds a sharded collection rather than a single index."""
     return folder is not None and (folder / MANIFEST).is_file()
 

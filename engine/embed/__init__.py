@@ -75,7 +75,8 @@ def _neural(options: dict) -> Embedder:
     return NeuralEmbedder(options.get("model"))
 
 
-# the static model embeds over 200k sentences a second on one core, faster than SQLite reads its float16 rows
+# the static model embeds faster than SQLite reads float16 rows: its vectors are computed from the text
+# (docs/decisions/0049-static-vectors-from-the-text.md)
 register("static", _static, derived=True)
 register("sbert", _sbert)
 register("neural", _neural)

@@ -29,8 +29,8 @@ GPU_TEXTS_PER_BATCH = 4096
 CPU_TEXTS_PER_BATCH = 64
 # Masked positions tuned together, whatever the texts' lengths: each holds about six d-wide float32 rows (state, head
 # output, gradient, autograd's saved tensors), so memory follows positions, not texts. A 256-token chunk has about
-# 1,800 masked positions, an STS sentence 86: batches of 4,096 long chunks ran out of memory on a shared H100 (one
-# process held 16 GB); 262k positions x 6 rows x 384 x 4 bytes is about 2.4 GB at MiniLM width (estimate).
+# 1,800 masked positions, an STS sentence 86, so a batch of texts could hold twenty times the memory of another;
+# 262k positions x 6 rows x 384 x 4 bytes is about 2.4 GB at MiniLM width.
 GPU_POSITIONS_PER_BATCH = 262_144
 CPU_POSITIONS_PER_BATCH = 8192
 # Masked positions whose vocabulary logits are held at once: 16k x 30k float32 is 2 GB on a GPU; 2k is 250 MB.

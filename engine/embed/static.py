@@ -82,7 +82,7 @@ def load_model(path: Path) -> StaticModel:
     _check_model_file(path)
     with np.load(path) as data:
         vectors = data["vectors"].astype(np.float32)
-        vectors *= data["scales"][:, None]  # in place: a second float32 copy made loading peak 60 MB higher
+        vectors *= data["scales"][:, None]  # in place: a second float32 copy raises loading's peak (decision 0049)
         return StaticModel(
             words=_unpack_strings(data["words"]),
             wordpieces=_unpack_strings(data["wordpieces"]),
@@ -93,7 +93,7 @@ def load_model(path: Path) -> StaticModel:
 
 def load_tokenizer(path: Path) -> WordTokenizer:
     """The tokenizer of a model file alone, its vectors left unread: a reader process only splits words, and
-    dequantising the vectors cost it 0.4 CPU-s and 150 MB."""
+    dequantising the vectors would cost it CPU and memory (docs/decisions/0049-static-vectors-from-the-text.md)."""
     _check_model_file(path)
     with np.load(path) as data:
         return WordTokenizer(_unpack_strings(data["words"]), _unpack_strings(data["wordpieces"]))
@@ -104,9 +104,9 @@ def pool(table: np.ndarray, flat: np.ndarray, offsets: np.ndarray) -> np.ndarray
     n = offsets.size - 1
     out = np.zeros((n, table.shape[1]), dtype=np.float32)
     lengths = np.diff(offsets)
-    # Texts of one length are summed together as a (texts, length, dim) gather: about 6x faster than
-    # np.add.reduceat over the rows, which dominated indexing's embedding step. A batch of sentences has only a
-    # hundred or so distinct lengths, so the loop is short.
+    # Texts of one length are summed together as a (texts, length, dim) gather, much faster than np.add.reduceat
+    # over the rows; a batch has only a hundred or so distinct lengths
+    # (docs/decisions/0049-static-vectors-from-the-text.md).
     order = np.argsort(lengths, kind="stable")
     sorted_lengths = lengths[order]
     bounds = np.flatnonzero(np.diff(sorted_lengths)) + 1

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -215,7 +216,7 @@ def _percent(flags: Sequence[bool]) -> float:
 
 
 def _answerable_scores(answers: AnswerSet, gated: Mapping[str, Sequence[Hit]], ungated: Mapping[str, Sequence[Hit]],
-                       k: int) -> dict[str, float]:
+                       k: int) -> dict[str, Any]:
     """The answerable queries' share of right documents shown, first, and in the ungated ranking."""
     right, asked = answers.answers, answers.answerable
     seen = {q: shown(gated[q], k) for q in asked}
@@ -232,7 +233,7 @@ def _answerable_scores(answers: AnswerSet, gated: Mapping[str, Sequence[Hit]], u
     }
 
 
-def _offtopic_scores(answers: AnswerSet, gated: Mapping[str, Sequence[Hit]], k: int) -> dict:
+def _offtopic_scores(answers: AnswerSet, gated: Mapping[str, Sequence[Hit]], k: int) -> dict[str, Any]:
     """The off-topic queries' share with no strong result, their best cards, and the share with none by collection."""
     best_off = np.array([gated[q][0].confidence if gated[q] else 0.0 for q in answers.offtopic])
     no_strong = {q: all(h.strength != "strong" for h in gated[q][:k]) for q in answers.offtopic}

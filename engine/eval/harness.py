@@ -9,7 +9,6 @@ whole documents (baselines.py). A method or baseline that raises is recorded as 
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import tempfile
@@ -263,37 +262,6 @@ def _duration(seconds: float) -> str:
 
 def _chars(texts: Sequence[str]) -> int:
     return sum(map(len, texts))
-
-
-def collection_options(parser: argparse.ArgumentParser, out_name: str) -> None:
-    """The options every retrieval-collection bench script shares (bench/facets_rerank.py)."""
-    parser.add_argument("--data", type=Path, default=default_data_dir())
-    parser.add_argument("--collections", default=None, help="comma-separated collections (default: all)")
-    parser.add_argument("--quick", action="store_true", help="subsampled collections (a smoke test)")
-    parser.add_argument("--work", type=Path, default=None, help="keep indexes here (default: a temporary folder)")
-    parser.add_argument("--timeout", type=float, default=3600)
-    parser.add_argument("--out", type=Path, default=default_results_dir() / out_name)
-
-
-def measure_collections(description: str, out_name: str,
-                        measure: Callable[[Collection, Path, float], dict]) -> tuple[argparse.Namespace, dict[str, dict]]:
-    """The command line of a per-collection bench script: parse :func:`collection_options`, then
-    ``measure(collection, work folder, timeout)`` for each selected collection, in a temporary folder unless
-    ``--work`` keeps them. Returns the options and the results by collection name."""
-    parser = argparse.ArgumentParser(description=description)
-    collection_options(parser, out_name)
-    args = parser.parse_args()
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    bench = benchmarks_from(args)
-    with tempfile.TemporaryDirectory(prefix="quire-bench-") as tmp:
-        work = args.work or Path(tmp)
-        return args, {c.name: measure(c, work, args.timeout) for c in bench.collections}
-
-
-def benchmarks_from(args: argparse.Namespace) -> Benchmarks:
-    """The collections that :func:`collection_options` selected, loaded."""
-    return load_benchmarks(args.data, QUICK if args.quick else FULL,
-                           args.collections.split(",") if args.collections else None)
 
 
 def run(plan: Plan, *, say: Say = log.info) -> dict:

@@ -56,28 +56,14 @@ def sts_spearman(encode: Encode, pairs: StsPairs) -> float:
     return spearman(sts_similarities(encode, pairs), pairs.gold)
 
 
-def sts_spearman_by_source(encode: Encode, pairs: StsPairs) -> dict[str, float]:
-    """:func:`sts_spearman` over all pairs (key ``"all"``) and within each source of at least two pairs (a
-    subsample may leave fewer): STS-B's single number mixes genres on which a bag of words fares very differently."""
-    similarity = sts_similarities(encode, pairs)
-    gold = np.asarray(pairs.gold)
-    source = np.asarray(pairs.source)
-    scores = {"all": spearman(similarity, gold)}
-    for name in sorted(set(pairs.source)):
-        mask = source == name
-        if mask.sum() >= 2:
-            scores[name] = spearman(similarity[mask], gold[mask])
-    return scores
-
-
 def evalrank_ranks(vectors: np.ndarray, pairs: Sequence[tuple[int, int]]) -> np.ndarray:
     """Rank of each pair's positive among the pool, as the EvalRank toolkit computes it (paper Sec. 4.2).
 
     The pool's vectors are mean-centred and then L2-normalised; the rank is 1 + the number of pool sentences,
     other than the query itself, whose cosine with the query is strictly higher than the positive's. The
     positive's score is read from the same matrix product as the others, so rounding cannot rank it above itself.
-    The released toolkit's loop lacks that guard and so ranks all-MiniLM-L6-v2 at MRR 74.9 instead of 83.7 (the
-    reference number in docs/benchmarks.md is the toolkit's); bench/evalrank_check.py measures both side by side.
+    The released toolkit's loop lacks that guard, so its reference numbers run lower (docs/benchmarks.md, "EvalRank
+    by the toolkit's code", has both).
     """
     pool = unit_rows(vectors - vectors.mean(axis=0, keepdims=True))
     index = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)

@@ -23,11 +23,8 @@ log = logging.getLogger(__name__)
 DEFAULT_K = 5
 # A neighbouring sentence's words count this much relative to the sentence's own.
 NEIGHBOUR_WEIGHT = 0.5
-# Co-occurring words kept per sentence, heaviest first. The paper caps them at 30 after stop-word removal (Appendix
-# C.1); 20 suffice here because the L1 term of Eq. 1 (lambda 0.4, unweighted) silences light words: on Wikipedia
-# contexts the 21st-30th heaviest (SIF weight about 0.1-0.3) took a coefficient in 1-3% of sentences, and dropping
-# them kept 99.6% of 3,072 sentences' facet labels (95% of centres within cosine 0.997 of the capped-at-30 ones)
-# while cutting the clustering time by about a third.
+# Co-occurring words kept per sentence, heaviest first. The paper caps them at 30 (Appendix C.1); 20 suffice because
+# Eq. 1's L1 term silences light words (docs/decisions/0048-facet-extraction-settings.md).
 MAX_CONTEXT_WORDS = 20
 # Sentences clustered per numpy pass: bounds the (sentences x words x dim) temporaries to some 30 MB.
 CHUNK = 1024
@@ -175,8 +172,8 @@ class FacetBatch:
         words = np.where(self.counts > 0, self.lengths, 0)
         real = np.arange(j) < words[:, None]  # (B, J)
         kept = (np.arange(k) < self.counts[:, None])[:, :, None] & real[:, None, :]  # (B, K, J)
-        # one bytes object per array, sliced per text: a numpy slice and tobytes() per text took most of the packing
-        # time when facets were clustered on a thread of the indexer
+        # one bytes object per array, sliced per text: a numpy slice and tobytes() per text costs more than the
+        # packing (docs/decisions/0048-facet-extraction-settings.md)
         ids = self.ids.astype(np.int32)[real].tobytes()
         mixtures = self.clusters.mix.astype(np.float16)[kept].tobytes()
         mass = self.mass.astype(np.float32, copy=False).tobytes()

@@ -33,10 +33,7 @@ CODE_STEPS = 60
 CHECK_EVERY = 3
 TOLERANCE = 1e-2
 # Alternations of coefficient solve and centre update when clustering (like k-means' assign/update). More rounds
-# lower Eq. 1's objective a little: on 1,024 Wikipedia sentence contexts the unit centres' reconstruction error is
-# 6.93 after 1 round, 6.86 after 2 and 6.77 after 4, and SC's STS-B test Pearson is 37.84 (1 round) vs 38.02 (2) at
-# K = 10, 50.33 vs 50.52 at K = 5. A second round costs a quarter more clustering time (36 vs 29 ms per 1,024
-# contexts), which the facets' 20% share of indexing time (issue 7) cannot spare, so one round it is.
+# lower Eq. 1's objective a little for a quarter more time each (docs/decisions/0048-facet-extraction-settings.md).
 CLUSTER_ROUNDS = 1
 # Ridge on the centre update's K x K system: keeps it solvable when a centre explains no word.
 RIDGE = 1e-4

@@ -6,7 +6,7 @@ document's distance is that of its closest candidate sentence (those the searche
 the top ``DEPTH`` documents once more, and that ranking joins the searcher's by reciprocal rank fusion, as its
 semantic and lexical rankings are joined (``engine.search.fusion``); documents below ``DEPTH`` keep their places.
 
-Whether this is on by default is decided by ``bench/facets_rerank.py`` (mean nDCG@10 on the retrieval collections).
+It is off unless a search asks for it (docs/decisions/0047-facet-reranking-off.md).
 """
 
 from __future__ import annotations
@@ -24,10 +24,8 @@ from engine.store.sentences import SentenceRow
 
 log = logging.getLogger(__name__)
 
-# Off: on the five retrieval collections (bench/results/facet_rerank.json) it lowered mean nDCG@10 at every vote
-# tried (45.6 off; 45.5, 45.3, 44.1 at 0.25, 0.5, 1). At 0.5 it gained 0.6-0.7 on cranfield, cisi and medline and
-# lost 0.7 on lisa and 2.5 on npl, the collections with the shortest documents (78 and 42 words on average).
-# ``quire search --rerank-facets`` still asks for it.
+# Off: on the classic collections it gained nothing that was not tuned on them, and costs a query more
+# (docs/decisions/0047-facet-reranking-off.md). ``quire search --rerank-facets`` still asks for it.
 ENABLED = False
 # Documents re-ranked: the head of the ranking that people read; deeper, SC's weaker judgement has more to spoil.
 DEPTH = 30

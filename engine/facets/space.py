@@ -37,14 +37,11 @@ FACET_STOPWORDS = PAPER_STOPWORDS | STOPWORDS
 # SIF's alpha (Arora et al. 2017), the value the paper uses (Sec. 3.3).
 SIF_ALPHA = 1e-4
 # Labels come from this many of the most frequent content words: rarer words make odd labels, and the brute-force
-# nearest-word search over them is most of an explanation's cost (one (rows x dim) @ (dim x vocabulary) product per
-# search). 30,000 words took ~23 ms of CPU for a k=10 search on the 2-core dev machine; 20,000 keeps the hand-picked
-# labels (tests/test_facets.py) and cuts that by a third.
+# nearest-word search over them is most of an explanation's cost (docs/decisions/0048-facet-extraction-settings.md).
 LABEL_VOCABULARY = 20_000
 LABEL_WORDS = 3
 # Labels of centres met before, kept by the centres' bytes: typing a query explains mostly the same results again at
-# every step (on the whole-corpus index, 64% of the rows labelled while typing four queries a word at a time had
-# been labelled before), and each new row costs its share of a (rows x LABEL_VOCABULARY) product.
+# every step, and each new row costs its share of a (rows x LABEL_VOCABULARY) product (decision 0048).
 LABEL_CACHE_ROWS = 4096
 # Words whose nearest labels are one product when the model build makes its neighbour table.
 NEIGHBOURS_BATCH = 2048

@@ -8,7 +8,6 @@ configuration, its vector index, the method's centre and calibration), so that i
 from __future__ import annotations
 
 import os
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -21,7 +20,7 @@ from engine.config import IndexConfig
 from engine.embed import context
 from engine.embed.base import Embedder
 from engine.embed.static import StaticEmbedder
-from engine.errors import ReadError
+from engine.errors import CancelFlag, ReadError
 from engine.facets.service import FacetWriter
 from engine.indexing.prepare import StaticPreparer
 from engine.ingest.archive import is_archive, members
@@ -113,7 +112,7 @@ class IndexingRun:
     """One indexing pass: plans which files to read, reads them in workers, embeds and writes in batches."""
 
     def __init__(self, index: RunHost, embedder: Embedder, progress: ProgressCallback | None,
-                 cancel: threading.Event | None, keep: Callable[[str], bool] | None = None,
+                 cancel: CancelFlag | None, keep: Callable[[str], bool] | None = None,
                  extract: Extractor = extract_all) -> None:
         self.index, self.store, self.embedder = index, index.store, embedder
         self.keep, self.extract = keep, extract

@@ -38,9 +38,9 @@ from engine.text.paths import readable
 
 log = logging.getLogger(__name__)
 
-# Files in flight: about a batch's files, so that workers keep reading while the consumer embeds and writes a batch
-# (with 4 per worker it waited on them for 42% of a run); bounded by bytes so that results of huge files do not pile
-# up in memory (always at least one task per worker). Measurements: docs/decisions/0008-reader-pool-sizes.md.
+# Files in flight: about a batch's files, so that workers keep reading while the consumer embeds and writes a batch;
+# bounded by bytes so that results of huge files do not pile up in memory (always at least one task per worker).
+# Measurements: docs/decisions/0008-reader-pool-sizes.md.
 IN_FLIGHT_PER_WORKER = 64
 IN_FLIGHT_BYTES = 64 << 20
 # Files per task: a worker gets its next task only once the executor's manager thread, which needs the GIL, has

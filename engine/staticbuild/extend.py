@@ -187,7 +187,7 @@ def extend(args: argparse.Namespace) -> Path:
         "best_valid_loss": history["best_valid_loss"],
         "command": recorded_command("engine.staticbuild.extend", args.argv),
     }}
-    meta.pop("benchmarks", None)  # measured before the extension; bench/static_variants.py --stamp remeasures
+    meta.pop("benchmarks", None)  # measured before the extension; bench/tools/static_variants.py --stamp remeasures
     save_model(result, StaticModel(words, model.wordpieces, vectors[FIRST_WORD_ID:], meta))
     return result
 

@@ -7,7 +7,7 @@ and writes the folder the build's ``--teacher`` reads. It is a build tool: quire
 
 ``--half`` stores the weights in float16. The GPU build runs the teacher in float16 anyway (engine.staticbuild.teacher),
 and the half-size folder (219 MB instead of 438 MB) is what was carried to the GPU machine for the build measured in
-docs/benchmarks.md ("A static model from the all-mpnet-base-v2 teacher").
+docs/benchmarks-archive.md ("A static model from the all-mpnet-base-v2 teacher").
 
 Example::
 

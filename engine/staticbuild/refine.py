@@ -143,7 +143,7 @@ def refine(args: argparse.Namespace) -> Path:
         "best_valid_loss": history["best_valid_loss"],
         "command": recorded_command("engine.staticbuild.refine", args.argv),
     }}
-    meta.pop("benchmarks", None)  # measured for the unrefined model; bench/static_variants.py --stamp remeasures
+    meta.pop("benchmarks", None)  # measured for the unrefined model; bench/tools/static_variants.py --stamp remeasures
     save_model(result, StaticModel(base.model.words, base.model.wordpieces, vectors[FIRST_WORD_ID:], meta))
     return result
 

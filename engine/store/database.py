@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -16,7 +15,7 @@ import numpy as np
 import sqlite_utils
 from filelock import FileLock
 
-from engine.errors import Cancelled, IndexDamagedError, IndexReadOnlyError, QuireError
+from engine.errors import CancelFlag, Cancelled, IndexDamagedError, IndexReadOnlyError, QuireError
 from engine.ingest.documents import NewDocument
 from engine.store import (
     documents,
@@ -528,7 +527,7 @@ class Store:
         return self._words.statistics(self.db.conn, self._counts.version(), stems)
 
     def build_word_index(self, *, batch: int = 5_000, progress: Callable[[int, int], None] | None = None,
-                         cancel: threading.Event | None = None) -> None:
+                         cancel: CancelFlag | None = None) -> None:
         """Index the words of passages written before the word index existed, ``batch`` passages per transaction,
         from where the last call stopped. The caller holds the index's write lock.
 

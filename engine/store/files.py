@@ -21,7 +21,8 @@ log = logging.getLogger(__name__)
 # Temporary files end so; a writer killed mid-write leaves one, and the next run removes it (remove_leftovers).
 TMP_SUFFIX = ".tmp"
 # A digest hashes the file in segments of this size on several threads (hashlib releases the GIL) and then hashes
-# the segments' digests: SHA-256 of a cached file runs at about 1 GB/s on one core, seconds for a 3.6 GB graph.
+# the segments' digests: one core takes seconds over a large graph
+# (docs/decisions/0050-store-reads-on-the-query-path.md).
 DIGEST_SEGMENT = 64 * 1024 * 1024
 DIGEST_THREADS = max(1, min(4, os.cpu_count() or 1))
 _READ_BLOCK = 4 * 1024 * 1024

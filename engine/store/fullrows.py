@@ -35,7 +35,8 @@ class FullRows:
         self._order: np.ndarray | None = None
         self._ordered = self._labels
         # rising labels with no gap (one indexing run's sentence ids; dropping a row leaves its label): a label's row
-        # is its distance from the first, where a binary search of millions of labels cost 0.6 ms per 4,096 looked up
+        # is its distance from the first, cheaper than a binary search
+        # (docs/decisions/0050-store-reads-on-the-query-path.md)
         self._dense = False
 
     def add(self, labels: np.ndarray, vectors: np.ndarray) -> None:
@@ -93,7 +94,7 @@ class FullRows:
         """(labels, inner products) of the ``k`` live rows nearest ``query`` (unit vectors: cosines), best first, ties
         by row; every row is scored, so the answer is exact."""
         # numpy's own loop, one thread: a BLAS product waits for its second thread whenever the machine is busy (the
-        # lexical ranking runs beside it), 18 ms p50 against 5 for 100,000 rows (docs/decisions/0013)
+        # lexical ranking runs beside it; docs/decisions/0013-exact-scan-threshold.md)
         sims = np.einsum("ij,j->i", self._matrix[: self._count], np.asarray(query, dtype=self._matrix.dtype))
         sims[~self._alive[: self._count]] = -np.inf
         k = min(k, self.live_count)

@@ -14,9 +14,8 @@ from engine.store.connection import tune
 from engine.store.counts import Counts
 
 # A BM25 scan of many passages may be split by passage id into up to this many parts, each scored by its own
-# connection on its own core (SQLite releases the GIL while it works): FTS5's bm25() costs ~2.3 us per matching
-# passage, so a common query's scan is CPU-bound, and on the 3.09M-sentence corpus two parts on two cores took it
-# from 79-124 ms to 50-80 ms with the same rows.
+# connection on its own core (SQLite releases the GIL while it works): a common query's scan is CPU-bound
+# (docs/decisions/0050-store-reads-on-the-query-path.md).
 SCAN_PARTS = max(1, min(4, os.cpu_count() or 1))
 
 

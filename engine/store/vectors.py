@@ -55,8 +55,7 @@ LEFTOVERS = "hnsw-*.tmp"
 # A graph past PROJECT_FROM vectors holds them cut to their first GRAPH_DIM principal components (fitted on those
 # first vectors) and finds RERANK candidates there, which the full vectors (engine.store.fullrows) then score
 # exactly; smaller graphs hold full vectors. Inserting is bound by reading neighbours' vectors, and these are half
-# the size: on the 3.09M-sentence corpus the graph took 28% less CPU for 0.003 less recall@10
-# (docs/decisions/0005-graph-dimensions.md).
+# the size, for a little recall (docs/decisions/0005-graph-dimensions.md).
 GRAPH_DIM = 128
 PROJECT_FROM = 20_000
 RERANK = 200
@@ -91,7 +90,7 @@ class VectorIndex:
         self._rows: FullRows | None = None
         self._deleted = 0
         self._queued: Future | None = None
-        # whether the graph in memory differs from its file: saving 3.6 GB that did not change took 14 s
+        # whether the graph in memory differs from its file: saving a large one unchanged takes seconds (decision 0050)
         self._unsaved = False
         # the graph file as loaded or last written: {"size", "mtime_ns", "digest"}, recorded in the sidecar
         self._file: dict | None = None

@@ -3,7 +3,7 @@
 numpy converts float16 one element at a time on this path: 1.7-2.2 ms for 4,096 rows of 256 dimensions, most of what
 reading a query's candidate sentences (engine.search.meaning) costs. Moving each half's bits into place with integer
 operations over the whole array gives the same floats, every finite value exact (subnormals included), in
-about a quarter of the time (docs/benchmarks.md, "Vectors read and summed in fewer passes").
+about a quarter of the time (docs/benchmarks-archive.md, "Vectors read and summed in fewer passes").
 """
 
 from __future__ import annotations

@@ -33,8 +33,8 @@ class Splitter(str, Enum):
     """What finds the sentence ends inside a paragraph, before the shared repair."""
 
     BLINGFIRE = "blingfire"  # the default wherever its library loads: the repair below was written against it
-    # Pure Python (engine.text.sentence_rules), wherever blingfire cannot run. No slower through split_spans: on a
-    # loaded machine 1.3 MB/s on prose for both, 4.1 against 1.9 MB/s on Vim's manuals.
+    # Pure Python (engine.text.sentence_rules), wherever blingfire cannot run; no slower through split_spans
+    # (docs/decisions/0009-sentences-without-blingfire.md).
     RULES = "rules"
 
 

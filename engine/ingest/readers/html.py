@@ -147,7 +147,8 @@ class HtmlReader:
     """Web pages saved to disk."""
 
     name = "html"
-    # lxml and BeautifulSoup: 2.6 MB of nested tags took 22 s and 376 MB (docs/decisions/0012-reader-time-budget.md)
+    # lxml and BeautifulSoup: nested tags grow their time and memory without bound
+    # (docs/decisions/0008-reader-pool-sizes.md)
     isolate = True
     extensions = (".html", ".htm", ".xhtml", ".shtml")
 

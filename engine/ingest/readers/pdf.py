@@ -398,7 +398,7 @@ class PdfReader:
     """PDF files with a text layer; scanned pages without one are declined, as there is no OCR."""
 
     name = "pdf"
-    isolate = True  # pdfium spent 39 s and 7.7 GB in C on a 4 KB glyph bomb
+    isolate = True  # pdfium can spend minutes and gigabytes in C on a tiny file (decision 0012)
     extensions = (".pdf",)
 
     def read(self, path: Path, limits: Limits) -> Document:

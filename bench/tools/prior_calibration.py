@@ -6,7 +6,7 @@ Wikipedia articles of the first ``--files`` gz files are written as text files a
 ``resources/calibration/<fingerprint>.json`` with its provenance. The fingerprint names the model and the rule its
 vectors were made under, so a prior never applies to another model.
 
-Usage: python bench/prior_calibration.py [--method static] [--files 4] [--corpus DIR] [--out DIR]
+Usage: python bench/tools/prior_calibration.py [--method static] [--files 4] [--corpus DIR] [--out DIR]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from a checkout without installing
 
 from bench.index_wiki import DEFAULT_CORPUS, write_articles  # noqa: E402
 from engine import Index  # noqa: E402
@@ -26,7 +26,7 @@ from engine.eval.report import portable  # noqa: E402
 from engine.resources import resource_path  # noqa: E402
 from engine.search.calibration import PRIOR_FOLDER, Calibration  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def measure(corpus: Path, files: int, method: str, work: Path) -> tuple[Calibration, str, dict]:
@@ -59,7 +59,7 @@ def main() -> None:
     provenance = {
         **counts, "method": args.method, "fingerprint": fingerprint, "corpus_files": args.files,
         "corpus": portable(str(args.corpus), REPO), "measured": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "command": f"python bench/prior_calibration.py --method {args.method} --files {args.files}",
+        "command": f"python bench/tools/prior_calibration.py --method {args.method} --files {args.files}",
     }
     print(f"| method | articles | sentences | pairs | mean | std | 1-in-1000 tail |\n|---|---|---|---|---|---|---|\n"
           f"| {args.method} | {counts['articles']:,} | {counts['sentences']:,} | {calibration.pairs:,} | "

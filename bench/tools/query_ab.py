@@ -13,7 +13,7 @@ BASE_DIR``, kept by that commit's own ``index_wiki.py --keep BASE_DIR`` from the
 same sentences and the queries drawn from this checkout's index are real sentences of both. Whatever that commit
 imports must be importable here (PYTHONPATH).
 
-Usage: python bench/query_ab.py --keep DIR --base COMMIT [--base-index BASE_DIR] [--rounds 6] [--mode hybrid]
+Usage: python bench/tools/query_ab.py --keep DIR --base COMMIT [--base-index BASE_DIR] [--rounds 6] [--mode hybrid]
 [--explain]
 
 ``DIR`` holds an index kept by ``index_wiki.py --keep DIR``; the queries are that benchmark's. Prints a table and
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
 from bench.index_wiki import sample_queries  # noqa: E402

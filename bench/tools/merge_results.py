@@ -2,7 +2,7 @@
 
 Example (five collections measured in parallel, each with ``--out parts/NAME``)::
 
-    python bench/merge_results.py parts/*/latest.json --out bench/results/h100
+    python bench/tools/merge_results.py parts/*/latest.json --out bench/results/h100
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from a checkout without installing
 
 from engine.eval import report  # noqa: E402
 from engine.eval.merge import merge  # noqa: E402

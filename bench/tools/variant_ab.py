@@ -7,7 +7,7 @@ once with the variant's put in their place, the order alternating by query and r
 memory and the machine's load. A variant is a Python file holding the other version of each function (old code kept
 from ``git show``, or a trial); it is run with the target module's globals, so it may use that module's names.
 
-Usage: python bench/variant_ab.py --keep DIR --swap MODULE:ATTR=FILE:NAME [--swap ...] [--rounds 3] [--mode hybrid]
+Usage: python bench/tools/variant_ab.py --keep DIR --swap MODULE:ATTR=FILE:NAME [--swap ...] [--rounds 3] [--mode hybrid]
 ``ATTR`` and ``NAME`` may be dotted (``WordIndex.scores``). ``DIR`` holds an index kept by ``index_wiki.py --keep
 DIR``; the queries are that benchmark's. Prints the two sides' p50 / p95 and the per-query difference; writes
 bench/results/variant_ab.json.
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
 from bench.index_wiki import sample_queries  # noqa: E402

@@ -7,7 +7,7 @@ written into ``resources/static/PROVENANCE.json`` so the provenance file carries
 
 Example::
 
-    python bench/static_variants.py --variants work-static/variants --stamp
+    python bench/tools/static_variants.py --variants work-static/variants --stamp
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def main() -> None:
     print("|---" * (len(columns) + 1) + "|")
     for name, row in rows.items():
         print(f"| {name} | " + " | ".join(str(row[c]) for c in columns) + " |")
-    stamp = {"measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "command": "python bench/static_variants.py"}
+    stamp = {"measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "command": "python bench/tools/static_variants.py"}
     out = args.out
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({**stamp, "rows": rows}, indent=2) + "\n")
