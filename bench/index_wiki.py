@@ -45,7 +45,8 @@ QUERIES = 200
 RECALL_K = 10
 QUERY_WORDS = 8
 _DOC = re.compile(r'<doc id="(\d+)"[^>]*title="([^"]*)">\n(.*?)</doc>', re.DOTALL)
-TARGETS = {"sentences_per_second": 5000, "query_p95_ms": 30, "recall_at_10": 0.95, "peak_rss_gb": 6}
+TARGETS = {"sentences_per_second": 5000, "query_p95_ms": 30, "first_p95_ms": 40, "refined_p95_ms": 200,
+           "recall_at_10": 0.95, "peak_rss_gb": 6}
 
 
 def write_articles(corpus: Path, files: int | None, folder: Path) -> tuple[int, int]:
@@ -156,14 +157,16 @@ def sample_queries(idx: Index, n: int) -> list[str]:
     return [t for t in texts if len(t.split()) >= 4][:n]
 
 
-def latency(idx: Index, queries: list[str], mode: str, explain: bool = True) -> dict[str, float]:
+def latency(idx: Index, queries: list[str], mode: str, explain: bool = True, second_look: bool = True
+            ) -> dict[str, float]:
     # a process that keeps searching, tuned as the app and `quire search --queries` tune theirs (engine/heap.py)
     keep_freed_memory()
-    idx.search(queries[0], mode=mode, explain=explain)  # warm: the graph and model are loaded once, as in the app
+    # warm: the graph and models are loaded once, as in the app
+    idx.search(queries[0], mode=mode, explain=explain, second_look=second_look)
     times, cpu = [], []
     for q in queries:
         started, cpu_started = time.perf_counter(), time.process_time()
-        idx.search(q, k=10, mode=mode, explain=explain)
+        idx.search(q, k=10, mode=mode, explain=explain, second_look=second_look)
         times.append((time.perf_counter() - started) * 1000)
         cpu.append((time.process_time() - cpu_started) * 1000)
         freeze_long_lived()
@@ -259,8 +262,10 @@ def measure_queries(index_dir: Path) -> dict:
         status = idx.status()
         queries = sample_queries(idx, QUERIES)
         lat = {mode: latency(idx, queries, mode) for mode in ("hybrid", "semantic", "lexical")}
-        # the ranking alone, as `quire search --queries --no-explain` and tools that read only the order get it
-        lat["hybrid_no_explain"] = latency(idx, queries, "hybrid", explain=False)
+        # the ranking alone, as the window asks for it: its first results (no second look) at once, then the refined
+        # ones (the second look), which `quire search --queries --no-explain` returns
+        lat["hybrid_first"] = latency(idx, queries, "hybrid", explain=False, second_look=False)
+        lat["hybrid_refined"] = latency(idx, queries, "hybrid", explain=False)
         recall, recall_ties = recall_at_k(idx, queries, RECALL_K)
         agreement = lexical_agreement(idx, queries, RECALL_K)
         method = idx.method

@@ -52,7 +52,8 @@ def drawn(app: QApplication, before: QImage, timeout_s: float = 10.0) -> None:
 
 def search(window: MainWindow, text: str):
     window.search_box.setText(text)
-    shown = _wait(window.results_shown, WAIT_S, until=lambda r: r.query == text)
+    # the answer after its second look: the first ranking's comes before it
+    shown = _wait(window.results_shown, WAIT_S, until=lambda r: r.query == text and r.refined)
     if shown is None:
         raise SystemExit(f"tour: no answer for {text!r}")
     return shown[0]

@@ -162,34 +162,35 @@ class Controller(QObject):
 
     # -- queries ----------------------------------------------------------------------------------------------
     def search(self, text: str, mode: str | None = None, *, include_weak: bool = False, k: int | None = None,
-               within: Filters = Filters(), exact: bool = False) -> int:
+               within: Filters = Filters(), exact: bool = False, refined: bool = False) -> int:
         """Submit a query (``mode``: an ``engine.Mode`` value; ``include_weak``: list the documents that share nothing
         with the query too; ``k``: documents wanted, None for a page of the preference; ``within``: the filter row's
         folder, types and ages; ``exact``: as typed, not its spelling correction); returns its generation (older
-        answers are dropped). The first answer comes from the first ranking; its second look follows."""
+        answers are dropped). The first answer comes from the first ranking and its second look follows, unless
+        ``refined`` asks for the second look's answer alone (a further page of an answer on screen)."""
         generation = self.generations.next()
         mode = mode or self.settings.get(S.SEARCH_MODE)
         self._search.emit(QueryRequest(generation, text, mode, k or self.page_size, include_weak=include_weak,
-                                       within=within, exact=exact))
+                                       within=within, exact=exact, second_look=refined))
         return generation
 
     def search_file(self, path: str, mode: str | None = None, *, include_weak: bool = False,
-                    k: int | None = None, within: Filters = Filters()) -> int:
+                    k: int | None = None, within: Filters = Filters(), refined: bool = False) -> int:
         """"More like this" with a file: its sentences are the query (read on a worker); returns the generation."""
         generation = self.generations.next()
         mode = mode or self.settings.get(S.SEARCH_MODE)
         self._query_file.emit(FileQuery(generation, str(Path(path).resolve()), mode, k or self.page_size,
-                                        include_weak=include_weak, within=within))
+                                        include_weak=include_weak, within=within, second_look=refined))
         return generation
 
     def search_like(self, path: str, ordinal: int, mode: str | None = None, *, include_weak: bool = False,
-                    k: int | None = None, within: Filters = Filters()) -> int:
+                    k: int | None = None, within: Filters = Filters(), refined: bool = False) -> int:
         """"More like this" with a result's passage: documents like sentence ``ordinal`` of the indexed file
         ``path``, that file left out; returns the generation."""
         generation = self.generations.next()
         mode = mode or self.settings.get(S.SEARCH_MODE)
         self._search_like.emit(PassageQuery(generation, path, ordinal, mode, k or self.page_size,
-                                            include_weak=include_weak, within=within))
+                                            include_weak=include_weak, within=within, second_look=refined))
         return generation
 
     @property

@@ -122,7 +122,6 @@ class MainWindow(QMainWindow):
         self._page = self._requested  # what the answer on screen was asked for
         self._count = Shown(0, 0, False)  # how much of it the list holds
         self._more: int | None = None  # generation of a further page of it in flight
-        self._paged: int | None = None  # generation of the last further page shown (its second look follows it)
         self._status = None
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self._search_now)
@@ -359,27 +358,28 @@ class MainWindow(QMainWindow):
         self._more = None
         self._request(page or Page(self.controller.page_size))
 
-    def _request(self, page: Page) -> int:
-        """Search for the query on screen (typed, or "more like this") as far as ``page``; returns the generation."""
+    def _request(self, page: Page, refined: bool = False) -> int:
+        """Search for the query on screen (typed, or "more like this") as far as ``page``; returns the generation.
+        ``refined``: the second look's answer alone, for a further page of the one on screen."""
         self._requested, mode, like = page, self.mode_box.currentData(), self._like
         within = self.filter_bar.filters()
         if like is None:
             return self.controller.search(self._last_query, mode, include_weak=page.include_weak, k=page.k,
-                                          within=within, exact=self._last_query == self._exact)
+                                          within=within, exact=self._last_query == self._exact, refined=refined)
         # "more like this" ranks by meaning unless words only were chosen, as `quire search --like` does: in hybrid
         # mode a passage's everyday words ("near", "morning", "light") ranked Albedo above Agriculture for a garden note
         mode = "semantic" if mode == "hybrid" else mode
         if like.ordinal is None:
             return self.controller.search_file(like.path, mode, include_weak=page.include_weak, k=page.k,
-                                               within=within)
+                                               within=within, refined=refined)
         return self.controller.search_like(like.path, like.ordinal, mode, include_weak=page.include_weak, k=page.k,
-                                           within=within)
+                                           within=within, refined=refined)
 
     def load_more(self) -> None:
         """The next page of the answer on screen (the list scrolled to its end, or Page Down on its last row): the
         same search with a larger k on the search thread; its new rows are appended and the selection stays."""
         if self._more is None and self._count.more and self.model.response is not None:
-            self._more = self._request(self._page.more(self.controller.page_size))
+            self._more = self._request(self._page.more(self.controller.page_size), refined=True)
 
     def _on_scrolled(self, value: int) -> None:
         self._explain_timer.start()
@@ -441,8 +441,8 @@ class MainWindow(QMainWindow):
 
     def _on_answer(self, generation: int, response: SearchResponse) -> None:
         self._shown = generation
-        if generation in (self._more, self._paged):
-            self._on_more(generation, response)
+        if generation == self._more:
+            self._on_more(response)
             return
         self._more, self._page = None, self._requested
         # the same query answered again (indexing brought new content, the mode changed) keeps the selected
@@ -488,9 +488,10 @@ class MainWindow(QMainWindow):
         self._show_query_note(" · ".join(([missing] if missing and response.results else []) + list(response.notes)))
         self.results_shown.emit(response)
 
-    def _on_more(self, generation: int, response: SearchResponse) -> None:
-        """A further page of the answer on screen, or its second look: its new rows go after those there."""
-        self._more, self._paged, self._page = None, generation, self._requested
+    def _on_more(self, response: SearchResponse) -> None:
+        """A further page of the answer on screen (refined at once, as the rows above it are): its new rows go after
+        those there."""
+        self._more, self._page = None, self._requested
         added = self.model.extend(response)
         self._set_count(Shown(self.model.rowCount(), response.found, response.found_at_least,
                               exhausted=not added or len(response.results) < self._page.k))

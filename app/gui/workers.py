@@ -73,6 +73,7 @@ class FileQuery:
     k: int
     include_weak: bool = False
     within: Filters = Filters()
+    second_look: bool = False
 
 
 @dataclass(frozen=True)
@@ -279,7 +280,8 @@ class FileReader(QObject):
             self.failed.emit(request.generation, describe(e))
         else:
             self.read.emit(QueryRequest(request.generation, text, request.mode, request.k, exclude=request.path,
-                                        include_weak=request.include_weak, within=request.within))
+                                        include_weak=request.include_weak, within=request.within,
+                                        second_look=request.second_look))
 
 
 class IndexWorker(QObject):

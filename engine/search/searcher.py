@@ -32,6 +32,7 @@ from engine.search.passages import CandidateSentences, ChosenPassage, PassageCho
 from engine.search.query import Query, checked, query_scale, stop_words_note, word_idf
 from engine.search.results import Answer, Mode, SearchResponse, SearchResult
 from engine.search.retrieve import Retrieved, Retriever, running_beside, word_thread
+from engine.search.secondlook import Look
 from engine.search.similarity import SentenceVectors
 from engine.search.statistics import CollectionStatistics
 from engine.store.database import Store
@@ -107,9 +108,7 @@ class Searcher:
             query, ranking = self._rank(text, mode, found, notes, exclude, within, depth=3 * k + 10)
             candidates = CandidateSentences(self.chooser)
             head = self._reranked(ranking.head, query, candidates, rerank_facets)
-            window = max(k, secondlook.DOCUMENTS if looking else features.SCREEN)
-            kept = pick.distinct(self._chosen(head, query, candidates, window), window)
-            verdict = self._judge(query, found, kept.passages, looking)
+            kept, verdict = self._kept_and_judged(head, query, found, ranking, candidates, k, include_weak, looking)
             shown = pick.shown(verdict, k, include_weak)
             results = [present.result(j, query, kept.copies.get(j.passage.doc.doc_id, ()), self.calibration)
                        for j in shown]
@@ -117,18 +116,44 @@ class Searcher:
             results = present.explain(self.store, self.facets, text, results, [j.passage.best for j in shown])
         return self._response(query, found, ranking, verdict, results, notes, include_weak, looking, started)
 
-    def _judge(self, query: Query, found: Retrieved, passages: Sequence[ChosenPassage], looking: bool) -> Verdict:
-        """The verdict on the distinct documents ``passages`` (engine.search.gate), with the second look's cosines of
-        the first of them where ``looking``."""
+    def _kept_and_judged(self, head: Sequence[Candidate], query: Query, found: Retrieved, ranking: fusion.Ranking,
+                         candidates: CandidateSentences, k: int, include_weak: bool, looking: bool
+                         ) -> tuple[pick.Kept, Verdict]:
+        """The distinct documents judged and the verdict on them: the first screen (the second look's documents where
+        ``looking``), and further ones while fewer than ``k`` of those share something with the query (the others are
+        not shown) and the ranking holds more that do."""
+        window = max(k, secondlook.DOCUMENTS if looking else features.SCREEN)
+        looks: list[Look] | None = None
+        while True:
+            kept = pick.distinct(self._chosen(head, query, candidates, window), window)
+            if looking and looks is None and self.second_look is not None:
+                looks = self.second_look.look(query.text, kept.passages[: secondlook.DOCUMENTS])
+            verdict = self._judge(query, found, kept.passages, looks)
+            short = k - sum(j.related for j in verdict.order)
+            if include_weak or short <= 0 or len(kept.passages) < window or not self._beyond(query, ranking, verdict):
+                return kept, verdict
+            window += short
+
+    def _judge(self, query: Query, found: Retrieved, passages: Sequence[ChosenPassage], looks: list[Look] | None
+               ) -> Verdict:
+        """The verdict on the distinct documents ``passages`` (engine.search.gate), with the second look's ``looks``
+        at the first of them."""
         sentences = self._sentences()
         context = features.QueryContext(query.scale.null_mean, query.scale.null_spread, sentences,
                                         any(not found.words.df.get(s, 0) for s in query.stems),
                                         self._chance(sentences))
-        looks = None
-        if looking and self.second_look is not None:
-            looks = self.second_look.look(query.text, passages[: secondlook.DOCUMENTS])
         return gate.judge(passages, context, self.models, looks, reorder=query.mode is not Mode.LEXICAL,
                           cosines=self._lexical_cosines(query, passages), relatable=not T.stop_words_only(query.text))
+
+    @staticmethod
+    def _beyond(query: Query, ranking: fusion.Ranking, verdict: Verdict, include_weak: bool = False) -> int:
+        """How many documents of the ranking beyond those judged share something with the query: one of its words or
+        a meaning closer than chance gives (every one with ``include_weak``)."""
+        judged = {j.passage.doc.doc_id for j in verdict.order}
+        context = features.QueryContext(query.scale.null_mean, query.scale.null_spread, 0, False)
+        return sum(1 for d in ranking.ranked if d.doc_id not in judged and (
+            include_weak or d.lex_passage is not None or (
+                d.sem_sentence is not None and features.z_of(d.sem_cosine, context) >= gate.RELATED_Z)))
 
     def _lexical_cosines(self, query: Query, passages: Sequence[ChosenPassage]) -> dict[int, float] | None:
         """In lexical mode, which ranks without the query's vectors, the shown sentences' cosines with the query for
@@ -223,13 +248,8 @@ class Searcher:
         the query spelt as close words of the index's own vocabulary (``engine.search.spelling``)."""
         missing = present.missing_words(self.store, query.text, query.stems, found.words.df)
         language = self.facets.tokenizer if self.facets else None  # a word of the language is not a typo (0010)
-        judged_ids = {j.passage.doc.doc_id for j in verdict.order}
         unrelated = sum(not j.related for j in verdict.order)
-        context = features.QueryContext(query.scale.null_mean, query.scale.null_spread, 0, False)
-        # beyond the documents judged, one shares something with the query if it holds a query word or is close
-        beyond = sum(1 for d in ranking.ranked if d.doc_id not in judged_ids and (
-            include_weak or d.lex_passage is not None or (
-                d.sem_sentence is not None and features.z_of(d.sem_cosine, context) >= gate.RELATED_Z)))
+        beyond = self._beyond(query, ranking, verdict, include_weak)
         return SearchResponse(
             query=query.text, mode=query.mode, method=self.embedder.name if self.embedder else "",
             results=tuple(results), nothing_relevant=verdict.answer in (Answer.CLOSEST, Answer.NOTHING),

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
+
 log = logging.getLogger(__name__)
 
 # Temporary files end so; a writer killed mid-write leaves one, and the next run removes it (remove_leftovers).
@@ -95,3 +97,8 @@ def bytes_on_disk(folder: Path) -> int:
         except FileNotFoundError:
             continue
     return total
+
+
+def array_digest(values: np.ndarray) -> str:
+    """A short digest of an array's float32 bytes (a graph's projection basis, which its sidecar records)."""
+    return hashlib.sha1(np.ascontiguousarray(values, dtype=np.float32).tobytes()).hexdigest()[:16]

@@ -1,18 +1,12 @@
-"""The HNSW side of an index: one hnswlib graph per embedding method, labels = sentence ids.
-
-A collection of fewer than EXACT_BELOW sentences has no graph: its vectors are held in memory and every one is scored
-(an exact scan), and only the sidecar is written. A large graph is held in fewer dimensions than its vectors, with the
-full vectors beside it to score what it finds (see GRAPH_DIM).
-
-The vectors in SQLite are the source of truth. The graph file carries a sidecar recording the database generation
-it matches and the file's size, vector count and digest; on open, a graph that is missing, damaged, built for
-another method or index, or behind the database is caught up (added/removed differences) or rebuilt in memory, so a
-crash between a database commit and a graph save loses nothing. Only the index's writer saves (engine.index).
+"""The HNSW side of an index: one hnswlib graph per embedding method, labels = sentence ids (settings:
+engine.store.graphsettings). Below EXACT_BELOW sentences there is no graph: the vectors are held in memory and all
+scored. The vectors in SQLite are the truth; a graph file's sidecar records the database generation it matches and
+the file's size, count and digest, so a graph missing, damaged, of another method or index, or behind is caught up
+or rebuilt and a crash between a commit and a save loses nothing. Only the index's writer saves (engine.index).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import threading
@@ -25,26 +19,24 @@ import numpy as np
 
 from engine.errors import GraphUnavailableError
 from engine.store.database import Store
-from engine.store.files import file_digest, replace_file, write_text
+from engine.store.files import array_digest, file_digest, replace_file, write_text
 from engine.store.fullrows import FullRows
+from engine.store.graphsettings import (
+    ADD_CHUNK,
+    ADD_THREADS,
+    EXACT_BELOW,
+    GRAPH_DIM,
+    HNSW_EF_CONSTRUCTION,
+    HNSW_EF_SEARCH,
+    HNSW_M,
+    PROJECT_FROM,
+    REBUILD_DELETED_SHARE,
+    RERANK,
+)
 from engine.store.hugepages import advise_large_mappings
 
 log = logging.getLogger(__name__)
 
-# The graph is built cheaply and searched widely: inserting is most of indexing time and its cost grows with
-# ef_construction, while one search is cheap even at a high ef_search. These keep recall@10 (ties counted) above
-# 0.95 on the 3.09M-sentence corpus; the measurements: docs/decisions/0004-hnsw-graph-settings.md.
-HNSW_M = 16
-HNSW_EF_CONSTRUCTION = 32
-HNSW_EF_SEARCH = 2500
-# hnswlib's add_items is not safe to run beside knn_query: both take the lock, and adds go in chunks this size so a
-# search during indexing waits a fraction of a second at most.
-ADD_CHUNK = 4096
-# Threads per insert (-1: one per core). Fewer threads cost less CPU, but at full size inserting outgrows one and
-# becomes the run's critical path (docs/decisions/0004-hnsw-graph-settings.md).
-ADD_THREADS = -1
-# Marked-deleted elements still cost memory and search time; past this share the graph is rebuilt.
-REBUILD_DELETED_SHARE = 0.3
 # A search catches a graph up by at most this many vectors (a fraction of a second of the static model's); a graph
 # further behind is caught up by the next indexing run (docs/decisions/0030-graph-repaired-by-the-indexer.md).
 READER_CATCH_UP = 20_000
@@ -52,18 +44,6 @@ READER_CATCH_UP = 20_000
 LOAD_ATTEMPTS = 2
 # Temporary files of the graphs (engine.store.files), which a run removes when a killed one left them.
 LEFTOVERS = "hnsw-*.tmp"
-# A graph past PROJECT_FROM vectors holds them cut to their first GRAPH_DIM principal components (fitted on those
-# first vectors) and finds RERANK candidates there, which the full vectors (engine.store.fullrows) then score
-# exactly; smaller graphs hold full vectors. Inserting is bound by reading neighbours' vectors, and these are half
-# the size, for a little recall (docs/decisions/0005-graph-dimensions.md).
-GRAPH_DIM = 128
-PROJECT_FROM = 20_000
-RERANK = 200
-# Below EXACT_BELOW vectors a method has no graph: a search multiplies the query by every vector, which is exact and
-# takes a few milliseconds at this size (an hnswlib search at ef 2500 takes longer), indexing inserts nothing, and
-# nothing but the sidecar is written; the vectors are read from the database when the index is opened. The graph is
-# built once the collection reaches it (docs/decisions/0013-exact-scan-threshold.md).
-EXACT_BELOW = 100_000
 
 
 class VectorIndex:
@@ -222,7 +202,7 @@ class VectorIndex:
                     return f"{graph.name} differs from the file written (its checksum does not match)"
             if info.get("basis"):
                 rows, basis = FullRows.load(self.rows_path, self.dim)
-                if _digest(basis) != info["basis"]:
+                if array_digest(basis) != info["basis"]:
                     return "the basis differs from the one the sidecar names"
             index = hnswlib.Index(space="ip", dim=self.dim if basis is None else basis.shape[1])
             index.load_index(str(graph), max_elements=int(info.get("capacity", 0)) or 0)
@@ -313,7 +293,8 @@ class VectorIndex:
                 self._unsaved, self._file = False, None
             info = {"method": self.method, "fingerprint": self.fingerprint, "dim": self.dim, "owner": self.owner,
                     "generation": generation, "capacity": self._index.get_max_elements(), "deleted": self._deleted,
-                    "count": self._index.element_count, "basis": None if self._basis is None else _digest(self._basis)}
+                    "count": self._index.element_count,
+                    "basis": None if self._basis is None else array_digest(self._basis)}
         # hashed outside the lock, so searches go on meanwhile: only this writer replaces the file
         if self._file is None or self._file["digest"] is None:
             st = graph.stat()
@@ -516,7 +497,3 @@ class VectorIndex:
         sims = vectors @ query[0]
         best = np.argsort(-sims, kind="stable")[:k]
         return found[best], sims[best].astype(np.float32)
-
-
-def _digest(basis: np.ndarray) -> str:
-    return hashlib.sha1(np.ascontiguousarray(basis, dtype=np.float32).tobytes()).hexdigest()[:16]
