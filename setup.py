@@ -18,6 +18,7 @@ RESOURCE_FILES = [
     "neural/head.npz",
     "neural/PROVENANCE.json",
     "calibration/*.json",
+    "confidence/*.json",
     "icons/*.svg",
     "icons/*.png",
     "quire.desktop",

@@ -52,6 +52,11 @@ def measure_mode(answers: ans.AnswerSet, built: Built, files: Files, mode: str, 
     }
 
 
+def _cell(key: str, value: float | None) -> str:
+    """A table cell: percentages to a tenth, the calibration error (a share) to three places."""
+    return "-" if value is None else f"{value:.3f}" if key == "ece" else f"{value:.1f}"
+
+
 def examples(answers: ans.AnswerSet, gated: dict, ungated: dict) -> dict:
     """A few answerable queries whose right document was not listed, and off-topic queries shown a strong result."""
     docs = answers.documents
@@ -90,7 +95,7 @@ def table(rows: list[dict]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in rows:
         cells = (["FAILED"] * (len(COLUMNS) + 1) if "error" in r
-                 else [("-" if r[key] is None else f"{r[key]:.1f}") for key, _ in COLUMNS] + [f"{r['index_seconds']:.1f}"])
+                 else [_cell(key, r[key]) for key, _ in COLUMNS] + [f"{r['index_seconds']:.1f}"])
         lines.append("| " + " | ".join([r["method"], r["mode"], *cells]) + " |")
     return "\n".join(lines)
 

@@ -88,6 +88,7 @@ def test_the_wheel_carries_the_bundled_files_inside_the_package(wheel):
         for name in PACKAGED:
             assert f"engine/_resources/{name}" in names
         assert any(n.startswith("engine/_resources/calibration/") and n.endswith(".json") for n in names)
+        assert "engine/_resources/confidence/static.json" in names  # the confidence models a search reads
         model = archive.getinfo("engine/_resources/static/model.npz")
         assert model.file_size == (REPO / "resources" / "static" / "model.npz").stat().st_size
         assert not any(n.startswith(("tests/", "bench/", "resources/")) or "/share/" in n for n in names)

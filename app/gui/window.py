@@ -400,7 +400,7 @@ class MainWindow(QMainWindow):
         self._search_again()
 
     def _search_again(self, *, include_weak: bool = False) -> None:
-        """Rerun the query on screen (the mode changed, indexing brought new content, or the weak matches were
+        """Rerun the query on screen (the mode changed, indexing brought new content, or the unrelated documents were
         asked for), as far as the pages on screen went."""
         page = Page(max(self._page.k, self.controller.page_size), include_weak)
         if self._like is not None:
