@@ -92,7 +92,9 @@ def test_a_reader_past_its_memory_is_ended(tmp_path: Path) -> None:
     assert run.files["glyphs.pdf"].status == "skipped"
     assert run.files["glyphs.pdf"].reason == "needed more than 800 MB of memory to read"
     assert sum(record.status == "indexed" for record in run.files.values()) == FILLERS
-    assert run.seconds < RUN_SECONDS and run.peak_mb < 1200  # checked every 0.25 s: 100 MB over at most
+    # checked every 0.25 s: about 800 MB on a quiet machine, up to 1,245 MB measured while the whole suite ran on two
+    # loaded cores (the watchdog's thread waits for a core); unchecked, the bomb grew to 3.2 GB
+    assert run.seconds < RUN_SECONDS and run.peak_mb < 1500, (run.seconds, run.peak_mb)
 
 
 def test_a_small_run_reads_a_pdf_in_a_reader_process_that_can_be_ended(tmp_path: Path) -> None:
