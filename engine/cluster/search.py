@@ -21,7 +21,7 @@ import numpy as np
 from engine.search import features, gate, secondlook
 from engine.search import relevance as rel
 from engine.search.confidence import ConfidenceModels, Strength, strength
-from engine.search.results import Mode, SearchResponse, SearchResult
+from engine.search.results import Answer, Mode, SearchResponse, SearchResult
 from engine.search.secondlook import Look
 from engine.store.filters import NOTHING_PASSES
 from engine.text import terms as T
@@ -57,17 +57,17 @@ def merge(query: str, mode: Mode, k: int, include_weak: bool, responses: Sequenc
     missing = set.intersection(*(set(r.missing) for r in responses)) if responses else set()
     judged = _judged(query, ranked[: max(k, secondlook.DOCUMENTS)], mode, sentences, bool(missing), models)
     shown = [r for r in judged if include_weak or r.related][:k]
+    answer = gate.answer([(r.related, r.strength) for r in judged])
     unrelated = sum(not r.related for r in judged)
     return SearchResponse(
         query=query, mode=mode, method=responses[0].method if responses else "",
-        results=tuple(shown), nothing_relevant=not any(r.related and r.strength is not Strength.UNLIKELY
-                                                       for r in shown),
+        results=tuple(shown), nothing_relevant=answer in (Answer.CLOSEST, Answer.NOTHING),
         weak_hidden=0 if include_weak else unrelated, notes=_notes(responses),
         missing=tuple(w for w in responses[0].missing if w in missing) if responses else (),
         found=max(len(ranked) - (0 if include_weak else unrelated), len(shown)),
         found_at_least=any(r.found_at_least or r.found > len(r.results) for r in responses),
         did_you_mean=next((r.did_you_mean for r in responses if r.did_you_mean), None) if missing else None,
-        answer=gate.answer([(r.related, r.strength) for r in judged]),
+        answer=answer,
         confidence=next((r.confidence for r in judged if r.related), 0.0),
         refined=any(r.refined for r in responses),
     )

@@ -115,7 +115,7 @@ def judge(passages: Sequence[ChosenPassage], context: F.QueryContext, models: Co
         look = looks[i] if looks and i < len(looks) else None
         judged.append(Judged(passages[i], shown, strength(shown), related(evidence[i], shown, relatable),
                              scored.features[i], look))
-    return Verdict(tuple(judged), answer(judged))
+    return Verdict(tuple(judged), answer([(j.related, j.strength) for j in judged]))
 
 
 def _reordered(first: np.ndarray, looks: Sequence[Look], models: ConfidenceModels) -> list[int]:
@@ -127,10 +127,9 @@ def _reordered(first: np.ndarray, looks: Sequence[Look], models: ConfidenceModel
     return sorted(range(len(looks)), key=lambda i: (-round(float(score[i]), 9), i))
 
 
-def answer(judged: Sequence[Judged] | Sequence[tuple[bool, Strength]]) -> Answer:
-    """The answer as a whole, from the shown documents in order (or their (related, strength) pairs): the first
-    related one's strength; nothing when none is related."""
-    pairs = [(j.related, j.strength) if isinstance(j, Judged) else j for j in judged]
+def answer(pairs: Sequence[tuple[bool, Strength]]) -> Answer:
+    """The answer as a whole, from the shown documents' (related, strength) in order: the first related one's
+    strength; nothing when none is related."""
     best = next((s for related, s in pairs if related), None)
     if best is None:
         return Answer.NOTHING
