@@ -2,7 +2,7 @@
 
 Each article of the WikiExtractor files (``<doc id= url= title=>`` ... ``</doc>``) is written as a ``.txt`` file into
 a scratch folder first, so the measurement covers the whole path a user's folder takes: walk, read, split, embed,
-write SQLite + FTS5, build the HNSW graph, calibrate; the indexing CPU time is split by stage (:class:`StageClock`).
+write SQLite + FTS5, code the vectors, calibrate; the indexing CPU time is split by stage (:class:`StageClock`).
 Then 200 queries (sentences drawn from the index, cut to their first words) measure latency, and HNSW recall@10 is
 checked against exact search over the stored vectors.
 
@@ -35,7 +35,8 @@ from engine.embed.wordtok import WordTokenizer
 from engine.heap import freeze_long_lived, keep_freed_memory
 from engine.store import postings
 from engine.store.database import Store
-from engine.store.vectors import GRAPH_DIM, HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH, HNSW_M, PROJECT_FROM, RERANK
+from engine.store.scansettings import CODE_CANDIDATES, EXACT_BELOW
+from engine.store.signcodes import BITS
 
 log = logging.getLogger("bench.index_wiki")
 
@@ -96,9 +97,9 @@ class StageClock:
     calling thread), each counted on the thread that runs it (``time.thread_time``).
 
     The indexer's own thread is timed whole and its stages by wrapping the engine functions that do them (nested
-    rows are parts of the row above). The graph inserts run on hnswlib's native threads, which no thread clock sees:
-    they are what is left of the process's CPU time once the indexer's thread is taken out (with the reader pool's
-    two I/O threads, a small part). Reading, splitting, tokenising and the facets run in the reader processes
+    rows are parts of the row above). The vectors' codes are made on a thread of their own (VectorIndex.add_later):
+    what is left of the process's CPU time once the indexer's thread is taken out (with the reader pool's two I/O
+    threads, a small part). Reading, splitting, tokenising and the facets run in the reader processes
     (engine.indexing.prepare), which the caller counts as child CPU time; ``--facets`` (stored, off by default) tells
     their part.
     """
@@ -134,7 +135,7 @@ class StageClock:
         """Every stage's CPU seconds, given the run's process + children CPU time and the readers' part of it."""
         indexer = self.seconds[self.INDEXER]
         stages = {"reading, splitting, tokenising, facets (reader processes)": readers,
-                  "graph inserts (hnswlib threads; the rest)": cpu - readers - indexer, self.INDEXER: indexer}
+                  "vector codes and saves (their thread; the rest)": cpu - readers - indexer, self.INDEXER: indexer}
         for label, _, _ in self.STAGES:
             stages[label] = self.seconds.get(label, 0.0)
         return stages
@@ -161,7 +162,7 @@ def latency(idx: Index, queries: list[str], mode: str, explain: bool = True, sec
             ) -> dict[str, float]:
     # a process that keeps searching, tuned as the app and `quire search --queries` tune theirs (engine/heap.py)
     keep_freed_memory()
-    # warm: the graph and models are loaded once, as in the app
+    # warm: the vectors and models are loaded once, as in the app
     idx.search(queries[0], mode=mode, explain=explain, second_look=second_look)
     times, cpu = [], []
     for q in queries:
@@ -177,7 +178,7 @@ def latency(idx: Index, queries: list[str], mode: str, explain: bool = True, sec
 
 def exact_top_k(idx: Index, query_vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """(ids, cosines) of each query's exact top ``k`` over the stored vectors, read in batches so that a full-size
-    index is never in memory twice (the graph already holds every vector)."""
+    index is never in memory twice (the vectors are already in memory)."""
     best_ids = np.zeros((len(query_vectors), 0), np.int64)
     best_sims = np.zeros((len(query_vectors), 0), np.float32)
     for ids, matrix in idx.store.vector_batches(idx.method):
@@ -189,7 +190,7 @@ def exact_top_k(idx: Index, query_vectors: np.ndarray, k: int) -> tuple[np.ndarr
 
 
 def recall_at_k(idx: Index, queries: list[str], k: int) -> tuple[float, float]:
-    """Share of the exact top-k (brute force over the stored vectors) that the HNSW graph returns: by sentence id,
+    """Share of the exact top-k (brute force over the stored vectors) that the code scan returns: by sentence id,
     and counting a returned sentence as right when it is as similar to the query as the exact k-th one.
 
     The second is how ann-benchmarks counts (with its 1e-3 slack, here also covering float16 storage): Wikipedia
@@ -197,12 +198,12 @@ def recall_at_k(idx: Index, queries: list[str], k: int) -> tuple[float, float]:
     count by id calls a miss.
     """
     embedder = embed.load(idx.method)
-    graph = idx.vector_index(embedder)
+    vectors = idx.vector_index(embedder)
     query_vectors = embedder.encode(queries)
     exact_ids, exact_sims = exact_top_k(idx, query_vectors, k)
     by_id = by_similarity = 0
     for vector, ids, sims in zip(query_vectors, exact_ids, exact_sims):
-        found, _ = graph.search(vector, k)
+        found, _ = vectors.search(vector, k)
         by_id += len(set(ids.tolist()) & set(found.tolist()))
         _, stored = idx.store.vectors(idx.method, found.tolist())
         by_similarity += int(np.sum(stored @ vector >= sims.min() - 1e-3)) if stored.size else 0
@@ -303,8 +304,7 @@ def main() -> None:
         if args.keep is None:
             shutil.rmtree(scratch, ignore_errors=True)
     result.update({
-        "hnsw": {"M": HNSW_M, "ef_construction": HNSW_EF_CONSTRUCTION, "ef_search": HNSW_EF_SEARCH,
-                 "graph_dim": GRAPH_DIM, "reduced_from": PROJECT_FROM, "rerank": RERANK},
+        "vectors": {"code_bits": BITS, "codes_from": EXACT_BELOW, "code_candidates": CODE_CANDIDATES},
         "machine": {"cpus": __import__("os").cpu_count(), "python": platform.python_version()},
         "targets": TARGETS,
     })

@@ -1,10 +1,10 @@
 """BLAS on one thread while quire indexes, and while a query is ranked.
 
 OpenBLAS's workers spin for a while after each matrix product before they sleep. An indexing run's own threads
-(reader processes, hnswlib's inserts, the facets' clustering) keep a small machine's cores busy, and with one BLAS
+(reader processes, the vectors' codes, the facets' clustering) keep a small machine's cores busy, and with one BLAS
 thread indexing took 29% less CPU (docs/decisions/0006-blas-one-thread-while-indexing.md). Ranking a query is the
 same: its products are small (the query against a few thousand sentences, its words against a few hundred), and the
-spinning workers took the core its word thread and the graph search need: on the whole-corpus index a query ranked
+spinning workers took the core its word thread and the code scan need: on the whole-corpus index a query ranked
 without explanations cost 54 ms of CPU for 27 ms of wall time, against 28 ms of CPU with one thread (decision 0006).
 Explanations keep every thread: their label search is one large product that two threads finish sooner.
 

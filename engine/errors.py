@@ -53,8 +53,8 @@ class DiskFullError(QuireError):
 
 
 class GraphUnavailableError(QuireError):
-    """A method's graph is missing, damaged or far behind the database, and only an indexing run rebuilds it
-    (searches rank by words meanwhile); the message says which."""
+    """A method's saved vectors (its meanings index) are missing, damaged or far behind the database, and only an
+    indexing run rebuilds them (searches rank by words meanwhile); the message says which."""
 
     @property
     def note(self) -> str:

@@ -218,7 +218,7 @@ class Index:
                               + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
         # the file checked first when due, and marked as written until the run ends (engine.store.health)
         with self._writing(), self.store.running(), one_blas_thread():  # engine/blas.py: the run needs the cores
-            for leftover in remove_leftovers(self.folder, LEFTOVERS):
+            for leftover in (path for pattern in LEFTOVERS for path in remove_leftovers(self.folder, pattern)):
                 log.info("removed %s, left by a run that was stopped while saving", leftover.name)
             self._build_word_index(progress, cancel)
             if method and method != self.method:

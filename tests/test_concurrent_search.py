@@ -21,7 +21,7 @@ LATE = "Glaciers carve deep fjords into the granite coast over thousands of year
 
 def graph_files(folder: Path) -> dict[str, tuple[int, int, bytes]]:
     """Each graph file's inode, modification time and bytes."""
-    return {f.name: (f.stat().st_ino, f.stat().st_mtime_ns, f.read_bytes()) for f in sorted(folder.glob("hnsw-*"))}
+    return {f.name: (f.stat().st_ino, f.stat().st_mtime_ns, f.read_bytes()) for f in sorted(folder.glob("vectors-*"))}
 
 
 @pytest.fixture
@@ -31,7 +31,7 @@ def behind(corpus: Path, tmp_path: Path) -> Path:
     folder = tmp_path / "index"
     with Index(folder, config=CONFIG) as idx:
         idx.add([corpus])
-    saved = {f.name: f.read_bytes() for f in folder.glob("hnsw-*")}
+    saved = {f.name: f.read_bytes() for f in folder.glob("vectors-*")}
     (corpus / "late.txt").write_text(LATE, encoding="utf-8")
     with Index(folder, config=CONFIG) as idx:
         assert idx.add().documents == 1
@@ -73,7 +73,7 @@ def test_searches_in_processes_write_nothing_and_the_next_run_saves_the_graph(be
     with Index(behind, create=False, config=CONFIG) as idx:  # the writer brings the files up to date
         assert idx.add().documents == 0
         generation = idx.store.get_meta("generation")
-    assert json.loads((behind / "hnsw-static.json").read_text())["generation"] == generation
+    assert json.loads((behind / "vectors-static.json").read_text())["generation"] == generation
     saved = graph_files(behind)
     assert saved != before
     with Index(behind, create=False) as idx:

@@ -15,7 +15,6 @@ import pytest
 
 from engine import Index, IndexConfig
 from engine.errors import IndexDamagedError
-from engine.store.files import file_digest
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIG = IndexConfig(workers=0)
@@ -48,9 +47,9 @@ def _first_result(folder: Path, mode: str) -> str:
 @pytest.mark.parametrize("damage", ["random bytes", "empty", "truncated", "another index's"])
 def test_a_damaged_graph_is_rebuilt_from_the_database(indexed: Path, tmp_path: Path, corpus: Path,
                                                       damage: str) -> None:
-    graph, sidecar = indexed / "hnsw-static.bin", indexed / "hnsw-static.json"
+    graph, sidecar = indexed / "vectors-static.npz", indexed / "vectors-static.json"
     data = graph.read_bytes()
-    if damage == "random bytes":  # the links between vectors: hnswlib followed them out of its memory
+    if damage == "random bytes":  # in a graph, links that hnswlib followed out of its memory; here, vectors and codes
         middle = len(data) // 3
         graph.write_bytes(data[:middle] + os.urandom(len(data) // 3) + data[middle + len(data) // 3:])
     elif damage == "empty":
@@ -63,38 +62,41 @@ def test_a_damaged_graph_is_rebuilt_from_the_database(indexed: Path, tmp_path: P
         (tmp_path / "elsewhere" / "note.txt").write_text("Kettles boil water for tea.", encoding="utf-8")
         with Index(other, config=CONFIG) as idx:
             idx.add([tmp_path / "elsewhere"])
-        shutil.copy(other / "hnsw-static.bin", graph)
-        shutil.copy(other / "hnsw-static.json", sidecar)
-    damaged = {f.name: f.read_bytes() for f in indexed.glob("hnsw-*")}
+        shutil.copy(other / "vectors-static.npz", graph)
+        shutil.copy(other / "vectors-static.json", sidecar)
+    damaged = {f.name: f.read_bytes() for f in indexed.glob("vectors-*")}
 
     for mode in ("semantic", "hybrid"):
         assert _first_result(indexed, mode) == "rigel.txt"  # was rc 139 (segfault) with random bytes
     done = quire("search", RIGEL, "--db", str(indexed), "--mode", "semantic", "--json")
     # not rebuilt inside the search (that took minutes on a large index): ranked by words, and said so
     assert "ranked by their words alone until `quire index` rebuilds it" in " ".join(json.loads(done.stdout)["notes"])
-    assert {f.name: f.read_bytes() for f in indexed.glob("hnsw-*")} == damaged  # searches write nothing
+    assert {f.name: f.read_bytes() for f in indexed.glob("vectors-*")} == damaged  # searches write nothing
 
     with Index(indexed, create=False, config=CONFIG) as idx:  # a run with nothing to read saves the rebuilt graph
         assert idx.add().documents == 0
         sentences = idx.store.sentence_count()
     info = json.loads(sidecar.read_text())
-    assert info["digest"] == file_digest(graph) and info["count"] == sentences and graph.read_bytes() != damaged[graph.name]
+    assert info["size"] == graph.stat().st_size and info["count"] == sentences
+    assert graph.read_bytes() != damaged[graph.name]
     with Index(indexed, create=False, config=CONFIG) as idx:
         assert [Path(r.path).name for r in idx.search(RIGEL, k=1, mode="semantic").results] == ["rigel.txt"]
         assert idx.vector_index(idx._embedder()).live_count == sentences
 
 
-def test_a_graph_written_before_digests_is_trusted_once_and_given_one(indexed: Path) -> None:
-    sidecar = indexed / "hnsw-static.json"
-    info = json.loads(sidecar.read_text())
-    legacy = {k: v for k, v in info.items() if k not in ("digest", "size", "mtime_ns", "count", "owner")}
-    sidecar.write_text(json.dumps(legacy))
-    graph = (indexed / "hnsw-static.bin").stat()
-    assert _first_result(indexed, "semantic") == "rigel.txt"
+def test_an_hnsw_graph_left_by_an_earlier_quire_is_replaced_by_the_next_run(indexed: Path) -> None:
+    """An index made when quire kept HNSW graphs: searches rank by words and say so, the next run saves the
+    vectors and deletes the graph's files (they hold every sentence's vector)."""
+    for name in ("vectors-static.npz", "vectors-static.json"):
+        (indexed / name).rename(indexed / name.replace("vectors-static.npz", "hnsw-static.rows.npz")
+                                .replace("vectors-static.json", "hnsw-static.json"))
+    (indexed / "hnsw-static.reduced.bin").write_bytes(b"graph")
+    done = quire("search", RIGEL, "--db", str(indexed), "--mode", "semantic", "--json")
+    assert "ranked by their words alone until `quire index` rebuilds it" in " ".join(json.loads(done.stdout)["notes"])
     with Index(indexed, create=False, config=CONFIG) as idx:
-        idx.add()
-    assert (indexed / "hnsw-static.bin").stat().st_mtime_ns == graph.st_mtime_ns  # not rewritten, only described
-    assert json.loads(sidecar.read_text())["digest"] == info["digest"]
+        assert idx.add().documents == 0
+    assert sorted(p.name for p in indexed.glob("*static*")) == ["vectors-static.json", "vectors-static.npz"]
+    assert _first_result(indexed, "semantic") == "rigel.txt"
 
 
 def _damage_pages(db: Path, table: str | None) -> None:

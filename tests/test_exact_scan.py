@@ -1,4 +1,4 @@
-"""A small collection has no graph: every vector is scored, and nothing but the sidecar is written."""
+"""A small collection has no codes: every vector is scored, and nothing but the sidecar is written."""
 
 from __future__ import annotations
 
@@ -30,10 +30,10 @@ def _nearest(store: Store, query: np.ndarray, k: int) -> list[int]:
     return ids[np.argsort(-(matrix @ query), kind="stable")[:k]].tolist()
 
 
-def test_a_small_collection_is_scanned_exactly_and_writes_no_graph(store):
+def test_a_small_collection_is_scanned_exactly_and_writes_no_rows(store):
     ids, v = write_random_document(store, "/a", 300, seed=1)
     index = opened_vectors(store)
-    assert not index.path.exists() and not index.reduced_path.exists() and not index.rows_path.exists()
+    assert not index.path.exists()
     assert json.loads(index.sidecar.read_text())["exact"] is True
     for q in v[:20]:
         found, sims = index.search(q, 10)
@@ -46,24 +46,21 @@ def test_a_small_collection_is_scanned_exactly_and_writes_no_graph(store):
     assert index.vectors(ids[148:152])[0].tolist() == ids[150:152].tolist()
 
 
-def test_the_graph_is_built_when_the_collection_reaches_the_threshold(store, monkeypatch):
+def test_codes_are_made_when_the_collection_reaches_the_threshold(store, monkeypatch):
     monkeypatch.setattr(vectors, "EXACT_BELOW", 100)
-    monkeypatch.setattr(vectors, "GRAPH_DIM", 8)
-    monkeypatch.setattr(vectors, "PROJECT_FROM", 150)
     write_random_document(store, "/a", 60, seed=2)
     index = opened_vectors(store)
-    assert index._index is None and index.live_count == 60
+    assert not index.coded and index.live_count == 60
     ids, v = write_random_document(store, "/b", 60, seed=3)
     index.add(ids, v)
-    assert index._index is not None and index._index.dim == DIM and index.live_count == 120
+    assert index.coded and index.live_count == 120
     assert index.search(v[5], 1)[0].tolist() == [int(ids[5])]
     index.save(int(store.get_meta("generation", 0)))
     assert index.path.exists() and "exact" not in json.loads(index.sidecar.read_text())
-    ids, v = write_random_document(store, "/c", 60, seed=4)
-    index.add(ids, v)  # past PROJECT_FROM: the graph is reduced on the way, as before
-    assert index._index.dim == 8 and index.search(v[7], 1)[0].tolist() == [int(ids[7])]
     reopened = opened_vectors(store)
-    assert reopened._index.dim == 8 and reopened.live_count == 180 and not reopened.path.exists()
+    assert reopened.coded and reopened.live_count == 120 and reopened.path.exists()
+    for q in v[:20]:
+        assert reopened.search(q, 10)[0].tolist() == _nearest(store, q, 10)  # 120 rows: every one a candidate
 
 
 def test_a_graph_left_by_an_earlier_quire_goes_at_the_next_run(tmp_path: Path, corpus: Path, monkeypatch) -> None:
@@ -72,12 +69,12 @@ def test_a_graph_left_by_an_earlier_quire_goes_at_the_next_run(tmp_path: Path, c
     with Index(folder, config=CONFIG) as idx:
         idx.add([corpus])
         before = [r.path for r in idx.search("Rigel is a blue supergiant star", mode=Mode.SEMANTIC).results]
-    assert (folder / "hnsw-static.bin").exists()
+    assert (folder / "vectors-static.npz").exists()
     monkeypatch.undo()
     with Index(folder, create=False, config=CONFIG) as idx:
         assert [r.path for r in idx.search("Rigel is a blue supergiant star", mode=Mode.SEMANTIC).results] == before
-        assert (folder / "hnsw-static.bin").exists()  # searches write nothing
+        assert (folder / "vectors-static.npz").exists()  # searches write nothing
         assert idx.add().documents == 0
-    assert sorted(f.name for f in folder.glob("hnsw-*")) == ["hnsw-static.json"]
+    assert sorted(f.name for f in folder.glob("vectors-*")) == ["vectors-static.json"]
     with Index(folder, create=False, config=CONFIG) as idx:
         assert [r.path for r in idx.search("Rigel is a blue supergiant star", mode=Mode.SEMANTIC).results] == before

@@ -30,13 +30,13 @@ def test_a_missing_graph_is_rebuilt_by_the_next_run_not_by_a_search(corpus: Path
     folder = tmp_path / "index"
     with Index(folder, config=CONFIG) as idx:
         idx.add([corpus])
-    (folder / "hnsw-static.bin").unlink()
+    (folder / "vectors-static.npz").unlink()
     for mode in ("semantic", "hybrid"):
         assert any("is missing or damaged" in n and NOTE in n for n in _notes(folder, mode))
-    assert not (folder / "hnsw-static.bin").exists()  # the searches built nothing
+    assert not (folder / "vectors-static.npz").exists()  # the searches built nothing
     with Index(folder, create=False, config=CONFIG) as idx:
         assert idx.add().documents == 0
-    assert (folder / "hnsw-static.bin").exists()
+    assert (folder / "vectors-static.npz").exists()
     assert not any(NOTE in n for n in _notes(folder))
 
 
@@ -49,7 +49,7 @@ def test_a_graph_far_behind_after_a_killed_run_is_caught_up_by_the_next_run(tmp_
         idx.add([docs])
     saved = tmp_path / "saved"
     saved.mkdir()
-    for path in folder.glob("hnsw-*"):
+    for path in folder.glob("vectors-*"):
         shutil.copy(path, saved / path.name)
     write_corpus(tmp_path / "docs" / "more", {f"n{i}.txt": f"Note {i} on tides and moons. The sea rose." * 3
                                               for i in range(6)})

@@ -126,7 +126,7 @@ def test_reindex_reads_only_what_changed(corpus: Path, index_dir: Path) -> None:
 
 
 def test_a_run_that_changes_no_sentence_leaves_the_graph_file_alone(corpus: Path, index_dir: Path, graph_always: None) -> None:
-    graph = index_dir / "hnsw-static.bin"
+    graph = index_dir / "vectors-static.npz"
     with open_index(index_dir) as idx:
         idx.add([corpus])
     written = graph.stat()
@@ -229,7 +229,7 @@ def test_vectors_of_an_older_model_are_refused_then_reembedded(corpus: Path, ind
 def test_graph_is_rebuilt_or_caught_up(corpus: Path, index_dir: Path, damage: str, graph_always: None) -> None:
     with open_index(index_dir) as idx:
         idx.add([corpus])
-    graph, sidecar = index_dir / "hnsw-static.bin", index_dir / "hnsw-static.json"
+    graph, sidecar = index_dir / "vectors-static.npz", index_dir / "vectors-static.json"
     info = json.loads(sidecar.read_text())
     if damage == "missing":
         graph.unlink()
@@ -246,19 +246,19 @@ def test_graph_is_rebuilt_or_caught_up(corpus: Path, index_dir: Path, damage: st
             idx.store.delete_paths([str(corpus / "cooking" / "pasta.html")])
         shutil.copy(graph.with_suffix(".keep"), graph)
         sidecar.write_text(json.dumps(info))
-    files = {f.name: f.read_bytes() for f in index_dir.glob("hnsw-*")}
+    files = {f.name: f.read_bytes() for f in index_dir.glob("vectors-*")}
     with open_index(index_dir, create=False) as idx:
         assert paths(idx.search(PORPOISE, k=1, mode="semantic")) == ["porpoise.md"]
         assert vector_consistency(idx) == (idx.store.sentence_count(),) * 2
         if damage == "behind":
             assert "pasta.html" not in paths(idx.search("salted water spaghetti", mode="semantic", include_weak=True))
-    assert {f.name: f.read_bytes() for f in index_dir.glob("hnsw-*")} == files  # a search repairs in memory only
+    assert {f.name: f.read_bytes() for f in index_dir.glob("vectors-*")} == files  # a search repairs in memory only
     with open_index(index_dir, create=False) as idx:
         assert idx.add().documents == 0  # nothing changed, but the graph is saved repaired
         generation, sentences = idx.store.get_meta("generation"), idx.store.sentence_count()
     saved = json.loads(sidecar.read_text())
     assert saved["fingerprint"] == info["fingerprint"] and saved["dim"] == info["dim"]
-    assert saved["generation"] == generation and saved["count"] - saved["deleted"] == sentences
+    assert saved["generation"] == generation and saved["count"] == sentences
 
 
 # --- ranking: calibration, boilerplate, duplicates ------------------------------------------------------------------
@@ -386,7 +386,7 @@ def test_a_long_run_saves_its_graph_as_it_goes(tmp_path, corpus):
     """A crash then re-inserts minutes of vectors at most: a sidecar naming a generation of the run appears before
     the run ends (the saves run behind the graph's inserts)."""
     config = IndexConfig(workers=0, batch_sentences=4, save_seconds=0)
-    sidecar = tmp_path / "idx" / "hnsw-static.json"
+    sidecar = tmp_path / "idx" / "vectors-static.json"
     seen = []
     with Index(tmp_path / "idx", config=config) as idx:
         report = idx.add([corpus], progress=lambda p: seen.append(

@@ -21,7 +21,7 @@ CONFIG = IndexConfig(workers=0, batch_sentences=40, facets=True)
 KILLED_RUN = """
 import os, signal, sys
 from engine import Index, IndexConfig
-from engine.store import facetrows, vectors
+from engine.store import facetrows, fullrows, vectors
 
 docs, folder, point = sys.argv[1:4]
 calls = []
@@ -38,11 +38,11 @@ if point == "facets":  # the second batch's facets, after its documents, sentenc
         kill_on(2)
         insert(conn, rows)
     facetrows.insert = insert_then_die
-else:  # the graph written to its temporary file at the end of the run, not yet renamed
-    replace = vectors.replace_file
+else:  # the vectors written to their temporary file at the end of the run, not yet renamed
+    replace = fullrows.replace_file
     def written_then_die(path, write):
         replace(path, lambda tmp: (write(tmp), kill_on(1)))
-    vectors.replace_file = written_then_die
+    fullrows.replace_file = written_then_die
 with Index(folder, config=IndexConfig(workers=0, batch_sentences=40, facets=True)) as idx:
     idx.add([docs])
 """
@@ -75,7 +75,7 @@ def test_a_run_killed_between_writes_is_completed_by_the_next(docs: Path, tmp_pa
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == -signal.SIGKILL, run.stderr
     if point == "graph":
-        assert [f.name for f in killed.glob("hnsw-static.bin.*.tmp")]  # the graph, written but never renamed
+        assert [f.name for f in killed.glob("vectors-static.npz.*.tmp")]  # the graph, written but never renamed
 
     with Index(killed, create=False, config=CONFIG) as idx:
         again = idx.add()
@@ -87,14 +87,14 @@ def test_a_run_killed_between_writes_is_completed_by_the_next(docs: Path, tmp_pa
     expected = outcome(clean)
     assert expected["with facets"] == expected["sentences"] > 100 and expected["graph"] == expected["sentences"]
     assert outcome(killed) == expected  # 8,000 sentences kept no facets for good when they were written apart
-    assert json.loads((killed / "hnsw-static.json").read_text())["generation"] == generation
+    assert json.loads((killed / "vectors-static.json").read_text())["generation"] == generation
 
 
 def test_indexing_removes_temporary_graph_files_left_by_killed_runs(docs: Path, tmp_path: Path) -> None:
     folder = tmp_path / "index"
     with Index(folder, config=CONFIG) as idx:
         idx.add([docs])
-    left = ["hnsw-static.tmp", "hnsw-static.rows.tmp", "hnsw-static.bin.k3j_x9.tmp", "hnsw-static.json.a1b2.tmp"]
+    left = ["hnsw-static.tmp", "hnsw-static.rows.tmp", "vectors-static.npz.k3j_x9.tmp", "vectors-static.json.a1b2.tmp"]
     for name in left:
         (folder / name).write_bytes(b"partial")
     (folder / "notes.tmp").write_text("not ours")

@@ -42,7 +42,7 @@ def test_the_default_index_is_private_whatever_the_umask(tmp_path: Path, umask: 
     assert done.returncode == 0, done.stderr
     index = home / "data" / "quire" / "index"  # platformdirs' user data folder under XDG_DATA_HOME
     found = modes(index)
-    assert {"index.db", "write.lock", "schema.lock", "hnsw-static.bin", "hnsw-static.json"} <= set(found)
+    assert {"index.db", "write.lock", "schema.lock", "vectors-static.npz", "vectors-static.json"} <= set(found)
     assert found == {name: 0o700 if name == index.name else 0o600 for name in found}  # was 755 and 644
     for made in (home / "data", home / "data" / "quire"):  # the parents quire made
         assert stat.S_IMODE(made.stat().st_mode) == 0o700

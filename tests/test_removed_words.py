@@ -67,7 +67,7 @@ def test_removed_words_are_nowhere_in_the_index_folder(docs: Path, tmp_path: Pat
     else:
         secret.write_text("The drawer is empty now.\n")
         quire("index", "--db", str(db), "--workers", "0")
-    assert {p.name for p in db.iterdir()} >= {"index.db", "hnsw-static.bin"}
+    assert {p.name for p in db.iterdir()} >= {"index.db", "vectors-static.npz"}
     assert traces(db) == {}  # FTS5's segments held both words, and the free pages their text
     for query, mode in ((KEPT, "lexical"), (f'"{KEPT}"', "lexical"), (KEPT, "hybrid")):
         found = json.loads(quire("search", query, "--db", str(db), "-k", "3", "--mode", mode, "--no-explain").stdout)

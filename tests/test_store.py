@@ -151,14 +151,21 @@ def test_graph_vectors_leave_out_deleted_and_unknown_ids(store):
     assert index.vectors([10**9])[0].size == 0 and index.vectors([])[1].shape == (0, 8)
 
 
-def test_search_answers_when_the_deleted_count_runs_behind_the_graph(store, graph_always):
-    """After a crash the graph can hold deletions its sidecar did not count; hnswlib then finds fewer live elements
-    than asked for and raises. The query must still answer with what there is."""
-    index, ids, v = _graph(store, 6, seed=5)
-    for label in ids[:4]:
-        index._index.mark_deleted(int(label))  # behind the count's back, as a crash leaves it
-    got, sims = index.search(v[5], 6)
-    assert 0 < got.size <= 2 and set(got.tolist()) <= {int(ids[4]), int(ids[5])} and sims.size == got.size
+def test_coded_search_finds_the_exact_nearest_among_many_rows(store, monkeypatch):
+    """Past the candidates the codes pick, the exact scores decide: each query vector's own row, and its exact top 10
+    where the code scan is asked for every row."""
+    from engine.store import vectors
+
+    monkeypatch.setattr(vectors, "EXACT_BELOW", 500)
+    index, ids, v = _graph(store, 3000, seed=8)
+    assert index.coded
+    for q, label in zip(v[:30], ids[:30]):
+        assert index.search(q, 1, ef=200)[0].tolist() == [int(label)]
+    stored_ids, stored = store.vectors("m")
+    exact = stored_ids[np.argsort(-(stored @ stored[0]), kind="stable")[:10]]
+    assert index.search(stored[0], 10, ef=3000)[0].tolist() == exact.tolist()
+    index.remove(ids[:2990])
+    assert sorted(index.search(v[0], 50)[0].tolist()) == sorted(ids[2990:].tolist())
 
 
 def test_sentences_of_passages_come_in_order_and_use_an_index(store):

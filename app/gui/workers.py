@@ -7,7 +7,7 @@ batches while the indexing process writes). Requests go in and results come out 
 engine call runs on the GUI thread and no worker touches a widget (STYLE.md rule 17). Every query carries a
 generation number: the workers skip requests that are already superseded and the GUI drops answers that arrive late.
 
-The engine is imported here lazily, on the worker threads: loading it (document readers, numpy, hnswlib) takes
+The engine is imported here lazily, on the worker threads: loading it (document readers, numpy, ONNX Runtime) takes
 longer than showing the window, and the window must take input at once.
 """
 

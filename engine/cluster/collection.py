@@ -44,7 +44,7 @@ class Shards(Protocol):
 
 
 class LocalShards:
-    """The shards opened in this process, called on one thread each (their searches release the GIL in hnswlib,
+    """The shards opened in this process, called on one thread each (their searches release the GIL in
     numpy and SQLite)."""
 
     def __init__(self, folders: Sequence[Path]) -> None:

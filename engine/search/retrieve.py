@@ -100,7 +100,7 @@ class Retriever:
         Semantic mode ranks by meaning alone but ranks the words too: whether the collection answers the query at all
         is judged on all the evidence (docs/decisions/0002-score-fusion-and-relevance-gate.md). The words are ranked
         on another thread while this one embeds the query and walks the graph; the two sides spend most of their time
-        in code that releases the GIL (hnswlib, numpy, SQLite), so a query takes about as long as the slower side.
+        in code that releases the GIL (numpy, SQLite), so a query takes about as long as the slower side.
         """
         depth = FILTERED_CANDIDATES if filtered else CANDIDATES
         docs: dict[int, Candidate] = {}

@@ -1,9 +1,8 @@
-"""Full-dimension vectors beside a graph that holds fewer dimensions, or in place of a graph.
+"""An index's vectors in memory, by label (sentence id): scanned whole for a query's nearest, and read for the
+cosines of a hybrid query's lexical hits without a random database read for each.
 
-A large graph is built on its vectors' leading principal components (engine.store.vectors): inserting and walking
-it read half the memory. Its answers are candidates only; these rows score them exactly, and give a hybrid query
-the cosines of its lexical hits without a random database read for each. A small collection has no graph: its
-rows are scanned whole (:meth:`FullRows.nearest`).
+A small collection's rows are all scored (:meth:`FullRows.nearest`). A large one's rows carry sign codes
+(engine.store.signcodes): a scan of the codes picks the candidates, and only those are scored exactly.
 """
 
 from __future__ import annotations
@@ -14,7 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.store import signcodes
 from engine.store.files import replace_file
+from engine.store.signcodes import SignProjection
 from engine.store.topk import best_k
 from engine.store.vectorrows import VECTOR_DTYPE
 from engine.store.widen import as_float32
@@ -23,12 +24,15 @@ from engine.store.widen import as_float32
 class FullRows:
     """Vectors by label (sentence id), appended as the graph grows, hidden as it marks labels deleted."""
 
-    def __init__(self, dim: int, dtype: type = VECTOR_DTYPE) -> None:
+    def __init__(self, dim: int, dtype: type = VECTOR_DTYPE, codes: SignProjection | None = None) -> None:
         self._labels = np.zeros(0, np.int64)
         # float32 for rows that are scanned whole: numpy has no fast path for float16 arithmetic
         self._matrix: np.ndarray = np.zeros((0, dim), dtype)
         self._alive = np.zeros(0, bool)
         self._count = 0
+        # the rows' sign codes, a column each, and the projection that made them (None: every row is scored)
+        self.projection = codes
+        self._codes = np.zeros((signcodes.WORDS, 0), np.uint64)
         # rows in label order: the identity while labels only ever grew (an indexing run appends rising sentence
         # ids), else an argsort made on the first lookup after a change
         self._ascending = True
@@ -52,6 +56,8 @@ class FullRows:
             self._ascending = False
         self._labels[self._count : end] = labels
         self._matrix[self._count : end] = vectors
+        if self.projection is not None:
+            self._codes[:, self._count : end] = self.projection.codes(vectors)
         self._alive[self._count : end] = True
         self._count = end
         self._order = None
@@ -65,6 +71,10 @@ class FullRows:
             grown = np.zeros((capacity, *old.shape[1:]), old.dtype)
             grown[: self._count] = old[: self._count]
             setattr(self, name, grown)
+        if self.projection is not None:
+            codes = np.zeros((signcodes.WORDS, capacity), np.uint64)
+            codes[:, : self._count] = self._codes[:, : self._count]
+            self._codes = codes
 
     def drop(self, labels: Sequence[int] | np.ndarray) -> None:
         """Hide rows from :meth:`get` (unknown labels are ignored)."""
@@ -90,18 +100,49 @@ class FullRows:
         alive = self._alive[: self._count]
         return self._labels[: self._count][alive], as_float32(self._matrix[: self._count][alive])
 
-    def nearest(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    def nearest(self, query: np.ndarray, k: int, candidates: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """(labels, inner products) of the ``k`` live rows nearest ``query`` (unit vectors: cosines), best first, ties
-        by row; every row is scored, so the answer is exact."""
-        # numpy's own loop, one thread: a BLAS product waits for its second thread whenever the machine is busy (the
-        # lexical ranking runs beside it; docs/decisions/0013-exact-scan-threshold.md)
-        sims = np.einsum("ij,j->i", self._matrix[: self._count], np.asarray(query, dtype=self._matrix.dtype))
-        sims[~self._alive[: self._count]] = -np.inf
+        by row. Rows with codes score the ``candidates`` (at least ``k``) whose codes are nearest the query's; others
+        score every row, so the answer is exact."""
         k = min(k, self.live_count)
         if k <= 0:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        top = best_k(sims, np.arange(sims.size), k)
-        return self._labels[top], sims[top].astype(np.float32)
+        rows = self._code_candidates(query, max(k, candidates)) if self.projection is not None else None
+        matrix = self._matrix[: self._count] if rows is None else as_float32(np.take(self._matrix, rows, axis=0))
+        # numpy's own loop, one thread: a BLAS product waits for its second thread whenever the machine is busy (the
+        # lexical ranking runs beside it; docs/decisions/0013-exact-scan-threshold.md)
+        sims = np.einsum("ij,j->i", matrix, np.asarray(query, dtype=matrix.dtype))
+        if rows is None:
+            rows = np.arange(self._count)
+            sims[~self._alive[: self._count]] = -np.inf
+        top = best_k(sims, rows, k)
+        return self._labels[rows[top]], sims[top].astype(np.float32)
+
+    def _code_candidates(self, query: np.ndarray, n: int) -> np.ndarray:
+        """Rows of the ``n`` live codes nearest the query's (all live rows when there are no more)."""
+        assert self.projection is not None  # only rows with codes are scanned by them
+        dist = signcodes.distances(self._codes[:, : self._count], self.projection.codes(query[None, :]))
+        alive = self._alive[: self._count]
+        dist[~alive] = signcodes.BITS + 1  # past every live distance
+        return signcodes.nearest(dist, min(n, int(np.count_nonzero(alive))))
+
+    @property
+    def dropped(self) -> int:
+        """Rows hidden by :meth:`drop` or superseded, which still take memory and scan time."""
+        return self._count - self.live_count
+
+    def compacted(self) -> FullRows:
+        """The live rows alone, with their codes, in label order."""
+        alive = self._alive[: self._count]
+        labels = self._labels[: self._count][alive]
+        order = np.argsort(labels, kind="stable")
+        rows = FullRows(self._matrix.shape[1], self._matrix.dtype.type, self.projection)
+        rows._labels, rows._alive = labels[order], np.ones(labels.size, bool)
+        rows._matrix = self._matrix[: self._count][alive][order]
+        if self.projection is not None:
+            rows._codes = np.ascontiguousarray(self._codes[:, : self._count][:, alive][:, order])
+        rows._count = labels.size
+        return rows
 
     def _rows(self, labels: np.ndarray) -> np.ndarray:
         """Row of each label, -1 where absent."""
@@ -130,28 +171,33 @@ class FullRows:
         return self._order, self._ordered
 
     # -- persistence ------------------------------------------------------------------------------------------
-    def save(self, path: Path, basis: np.ndarray) -> None:
-        """Write the rows and the basis the graph was reduced with (atomically: a temporary file, then renamed)."""
-        n = self._count
+    def save(self, path: Path) -> None:
+        """Write the rows with their codes and projection (atomically: a temporary file, then renamed)."""
+        n, projection = self._count, self.projection
+        assert projection is not None  # rows without codes are read from the database, not saved
 
         def write(tmp: Path) -> None:
             with tmp.open("wb") as f:
-                np.savez(f, labels=self._labels[:n], vectors=self._matrix[:n], alive=self._alive[:n], basis=basis)
+                np.savez(f, labels=self._labels[:n], vectors=self._matrix[:n], alive=self._alive[:n],
+                         codes=self._codes[:, :n], centre=projection.centre, projection=projection.projection)
 
         replace_file(path, write)
 
     @classmethod
-    def load(cls, path: Path, dim: int) -> tuple[FullRows, np.ndarray]:
-        """(rows, basis) as saved; OSError or ValueError when the file is missing, damaged or of another size."""
+    def load(cls, path: Path, dim: int) -> FullRows:
+        """Rows with codes as saved; OSError or ValueError when the file is missing, damaged or of another size."""
         try:
             with np.load(path) as data:
-                labels, matrix, alive, basis = data["labels"], data["vectors"], data["alive"], data["basis"]
+                labels, matrix, alive, codes = data["labels"], data["vectors"], data["alive"], data["codes"]
+                projection = SignProjection.checked(data["centre"], data["projection"])
         except (zipfile.BadZipFile, KeyError, EOFError) as e:
             raise ValueError(f"{path.name} is damaged ({e})") from e
-        if matrix.ndim != 2 or matrix.shape[1] != dim or not (labels.size == matrix.shape[0] == alive.size):
+        if (matrix.ndim != 2 or matrix.shape[1] != dim or projection.centre.size != dim
+                or codes.shape != (signcodes.WORDS, labels.size) or not (labels.size == matrix.shape[0] == alive.size)):
             raise ValueError(f"{path.name} holds vectors of another shape")
-        rows = cls(dim)
+        rows = cls(dim, codes=projection)
         # taken as loaded, not copied: at full size the matrix is over a gigabyte
         rows._labels, rows._matrix, rows._alive, rows._count = labels, matrix, alive, labels.size
+        rows._codes = codes
         rows._ascending = bool(np.all(np.diff(labels) > 0))
-        return rows, basis.astype(np.float32)
+        return rows

@@ -139,10 +139,10 @@ def salvage_roots(path: Path) -> list[str] | None:
 
 
 def discard(folder: Path) -> list[Path]:
-    """Delete a damaged index's database and graphs (:data:`engine.store.privacy.INDEX_FILES` but the locks), for it
+    """Delete a damaged index's database and saved vectors (:data:`engine.store.privacy.INDEX_FILES` but the locks), for it
     to be made again; returns what was deleted. The caller holds its write lock."""
     gone = []
-    for path in sorted({p for pattern in ("index.db", "index.db-*", "hnsw-*") for p in folder.glob(pattern)}):
+    for path in sorted({p for pattern in ("index.db", "index.db-*", "vectors-*", "hnsw-*") for p in folder.glob(pattern)}):
         path.unlink(missing_ok=True)
         gone.append(path)
     log.warning("deleted the damaged index files %s", ", ".join(p.name for p in gone))

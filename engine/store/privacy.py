@@ -20,9 +20,10 @@ log = logging.getLogger(__name__)
 # Read and write (and, for a folder, enter) for the owner only.
 FOLDER_MODE = 0o700
 FILE_MODE = 0o600
-# The files an index folder holds, as globs: the database and its log, the lock files, the graphs and sidecars and
-# their temporary files. Only these are tightened, should anything else be kept in the folder.
-INDEX_FILES = ("index.db", "index.db-*", "*.lock", "hnsw-*")
+# The files an index folder holds, as globs: the database and its log, the lock files, the saved vectors and
+# sidecars and their temporary files, and the graphs an earlier quire kept. Only these are tightened, should anything
+# else be kept in the folder.
+INDEX_FILES = ("index.db", "index.db-*", "*.lock", "vectors-*", "hnsw-*")
 
 
 def make_folder(folder: Path) -> None:
