@@ -168,3 +168,24 @@ def test_hostile_mail_is_recorded_and_the_rest_indexes(tmp_path: Path) -> None:
         assert indexed == {str(box / n) for n in ("1", "3", "4", "5")}
         assert idx.search("lighthouse budget", k=1, mode=Mode.LEXICAL).results[0].path == str(box / "1")
         assert idx.search("glacier survey team", k=1, mode=Mode.LEXICAL).results[0].path == str(box / "3")
+
+
+def test_a_result_card_shows_the_sender_and_date(mail: Path, tmp_path: Path) -> None:
+    with Index(tmp_path / "index", config=IndexConfig(workers=0)) as idx:
+        idx.add([mail])
+        top = idx.search("lighthouse budget", k=1, mode=Mode.LEXICAL).results[0]
+        # the date in local time, as a mail client shows it: the 5th of March in any zone but the far Pacific
+        assert top.byline.startswith("Gwendolyn Okafor · 2024-03-0")
+        assert idx.search(docgen.EXPECTED["pdf"][0], k=1, mode=Mode.LEXICAL).results[0].byline == ""
+
+
+def test_an_index_of_schema_6_gets_the_byline_column(mail: Path, tmp_path: Path) -> None:
+    with Index(tmp_path / "index", config=IndexConfig(workers=0)) as idx:
+        idx.add([mail / "survey.eml"])
+        with idx.store.db.atomic():
+            idx.store.db.execute("ALTER TABLE documents DROP COLUMN byline")
+            idx.store.set_meta("schema_version", 6)
+    with Index(tmp_path / "index", create=False, config=IndexConfig(workers=0)) as idx:
+        assert idx.search("glacier", k=1, mode=Mode.LEXICAL).results[0].byline == ""  # indexed before: none
+        idx.add([mail])
+        assert idx.search("glacier", k=1, mode=Mode.LEXICAL).results[0].title == "Glacier survey"

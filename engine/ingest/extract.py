@@ -153,7 +153,7 @@ def extract(path_str: str, limits: Limits, known_hash: str | None = None) -> Ext
         reason = f"{reason}; {cut}" if reason else cut
     document = NewDocument(
         path=path_str, size=st.st_size, mtime=st.st_mtime, hash=digest, title=readable(doc.title or path.stem),
-        kind=doc.kind, sentences=sentences, passages=passages_of(sentences), reason=reason,
+        kind=doc.kind, sentences=sentences, passages=passages_of(sentences), reason=reason, byline=doc.byline,
     )
     return Extracted(path_str, st.st_size, st.st_mtime, digest, document=document, reason=reason)
 
