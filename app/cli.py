@@ -413,7 +413,7 @@ def _print_response(response) -> None:
         path = readable(r.path)
         click.echo(click.style(f"{i}. {r.title or Path(path).name}", bold=True) + f"  {path}{page}")
         # the query's words the document holds, in the shown sentence (highlighted below it) or in its other passages
-        click.echo(f"   {sim}" + (f" · in the document: {words}" if words else ""))
+        click.echo(f"   {sim}" + (f" · {r.byline}" if r.byline else "") + (f" · in the document: {words}" if words else ""))
         click.echo(f"   {_highlight(r.sentence, r.highlights)}")
     if response.missing:
         click.echo(f"not in any document: {', '.join(response.missing)}")

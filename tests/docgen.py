@@ -542,6 +542,23 @@ def make_gz_html(folder: Path) -> Path:
     return path
 
 
+EMAIL_SENTENCE = "The ferry to the northern islands sails twice a week in winter."
+
+
+def make_eml(folder: Path) -> Path:
+    """A saved e-mail message with an RFC 2047 subject, a plain body and a quoted line of the message it answers."""
+    from email.message import EmailMessage
+
+    message = EmailMessage()
+    message["From"] = "Maren Holt <maren@example.com>"
+    message["To"] = "Ivo Brandt <ivo@example.com>"
+    message["Date"] = "Tue, 05 Mar 2024 10:00:00 +0000"
+    message["Subject"] = "=?utf-8?q?Ferry_timetable_=E2=80=93_winter?="
+    message["In-Reply-To"] = "<question@example.com>"
+    message.set_content(f"{EMAIL_SENTENCE}\n\nOn Mon, 4 Mar 2024, Ivo Brandt wrote:\n> When does the ferry sail?\n")
+    return _write(folder / "ferry.eml", bytes(message))
+
+
 SAMPLES: dict[str, Callable[[Path], Path]] = {
     "text": make_txt,
     "markdown": make_md,
@@ -555,6 +572,7 @@ SAMPLES: dict[str, Callable[[Path], Path]] = {
     "epub": make_epub,
     "rtf": make_rtf,
     "compressed": make_gz_html,
+    "email": make_eml,
 }
 # The distinctive sentence each sample must yield, and the title its reader should find.
 EXPECTED: dict[str, tuple[str, str]] = {
@@ -570,4 +588,5 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "epub": (EPUB_SENTENCE, EPUB_TITLE),
     "rtf": (RTF_SENTENCE, "Tonewood"),
     "compressed": (HTML_SENTENCE, "The Old Inn"),
+    "email": (EMAIL_SENTENCE, "Ferry timetable – winter"),
 }

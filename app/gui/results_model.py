@@ -180,7 +180,8 @@ class ResultsModel(QAbstractListModel):
             return chips(result)
         if role == Role.LOCATION:
             page = f"  ·  {page_label(result.path, result.page)}" if result.page else ""
-            return f"{strength_label(result)}  ·  {path}{page}"
+            byline = f"{result.byline}  ·  " if result.byline else ""  # an e-mail's sender and date
+            return f"{strength_label(result)}  ·  {byline}{path}{page}"
         if role == Qt.ItemDataRole.AccessibleTextRole:
             return f"{title}, {score_display(result)[0]} percent, {strength_label(result)}: {result.sentence}"
         return None

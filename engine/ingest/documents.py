@@ -19,7 +19,8 @@ class SentenceRecord:
 @dataclass(frozen=True)
 class NewDocument:
     """Everything needed to (re)write one indexed document; ``passages`` are (first, last) sentence ordinals;
-    ``reason`` says why it is indexed only in part (cut at the sentence limit), None when it is whole."""
+    ``reason`` says why it is indexed only in part (cut at the sentence limit), None when it is whole; ``byline``: who
+    wrote it and when, for a result's card (an e-mail's sender and date), "" where the format has none."""
 
     path: str
     size: int
@@ -30,3 +31,4 @@ class NewDocument:
     sentences: tuple[SentenceRecord, ...]
     passages: tuple[tuple[int, int], ...]
     reason: str | None = None
+    byline: str = ""

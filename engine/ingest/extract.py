@@ -146,13 +146,14 @@ def extract(path_str: str, limits: Limits, known_hash: str | None = None) -> Ext
     sentences = sentences_of(doc, limits.max_sentences + 1)
     if not sentences:
         return Extracted(path_str, st.st_size, st.st_mtime, digest, status="skipped", reason="no text found")
-    reason: str | None = None
+    reason = doc.note  # read in part or guessed (an e-mail header that could not be decoded)
     if len(sentences) > limits.max_sentences:
         sentences = sentences[: limits.max_sentences]
-        reason = f"too many sentences: only the first {limits.max_sentences:,} are indexed"
+        cut = f"too many sentences: only the first {limits.max_sentences:,} are indexed"
+        reason = f"{reason}; {cut}" if reason else cut
     document = NewDocument(
         path=path_str, size=st.st_size, mtime=st.st_mtime, hash=digest, title=readable(doc.title or path.stem),
-        kind=doc.kind, sentences=sentences, passages=passages_of(sentences), reason=reason,
+        kind=doc.kind, sentences=sentences, passages=passages_of(sentences), reason=reason, byline=doc.byline,
     )
     return Extracted(path_str, st.st_size, st.st_mtime, digest, document=document, reason=reason)
 
@@ -161,7 +162,7 @@ def _extract_member(path_str: str, archive: Path, name: str, limits: Limits, kno
     """A zip archive's member (``engine.ingest.archive``), unpacked and read as a file, recorded under its own path
     with the size and time stamp the archive lists, which the next run compares."""
     try:
-        member = describe(archive, name)
+        member = describe(archive, name, limits)
     except ReadError as e:
         return Extracted(path_str, 0, 0.0, "", status=e.status, reason=e.reason)
     try:

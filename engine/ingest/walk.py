@@ -45,8 +45,15 @@ class IgnoreRules:
         return self._spec.match_file(relative + "/" if is_dir else relative)
 
 
+def is_maildir(path: Path) -> bool:
+    """Whether ``path`` is a Maildir folder (it holds ``cur``, ``new`` and ``tmp``): a mailbox whose messages are
+    documents under its own path (``engine.ingest.mail``), walked as one entry, never as loose files."""
+    return all(os.path.isdir(os.path.join(path, part)) for part in ("cur", "new", "tmp"))
+
+
 def walk(roots: Iterable[Path], rules: IgnoreRules) -> Iterator[Found]:
-    """Every file under ``roots`` (files given directly are yielded as they are), depth first, sorted by name.
+    """Every file under ``roots`` (files given directly are yielded as they are), depth first, sorted by name; a
+    Maildir folder (:func:`is_maildir`) is yielded as if it were a file.
 
     Symbolic links are followed as long as they stay inside the roots (a link to ``/etc/hostname`` in a folder of
     notes would index a system file), and each real directory and file is visited once, so link loops end and a
@@ -65,7 +72,7 @@ def walk(roots: Iterable[Path], rules: IgnoreRules) -> Iterator[Found]:
         except OSError as e:
             yield Found(root, _reason(e))
             continue
-        if root.is_dir():
+        if root.is_dir() and not is_maildir(root):
             yield from _walk_dir(root, root, rules, seen, inside)
         elif (st.st_dev, st.st_ino) not in seen:
             seen.add((st.st_dev, st.st_ino))
@@ -108,9 +115,9 @@ def _walk_dir(
         if (is_dir or is_file) and entry.is_symlink() and not _within(os.path.realpath(path), inside):
             yield Found(path, "symbolic link leads outside the indexed folder", "skipped")
             continue
-        if is_dir:
+        if is_dir and not is_maildir(path):
             yield from _walk_dir(root, path, rules, seen, inside)
-        elif is_file:
+        elif is_file or is_dir:  # a file, or a Maildir folder: a mailbox
             try:
                 fst = path.stat()
             except OSError as e:

@@ -66,6 +66,7 @@ def result(judged: Judged, query: Query, copies: Sequence[str], calibration: Cal
         weak=judged.strength is Strength.UNLIKELY,
         duplicates=tuple(copies),
         sentence_id=best.id,
+        byline=record.byline or "",
         confidence=round(judged.probability, 4),
         strength=judged.strength,
         related=judged.related,

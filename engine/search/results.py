@@ -121,6 +121,7 @@ class SearchResult:
     confidence: float = 0.0
     strength: Strength = Strength.UNLIKELY
     related: bool = True  # shares a word or meaning with the query (False: listed only with include_weak)
+    byline: str = ""  # who wrote the document and when (an e-mail's sender and date), under its title on a card
 
     def to_json(self) -> dict:
         """The documented JSON shape of `quire search --json` (see README)."""

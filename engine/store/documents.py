@@ -14,7 +14,7 @@ from engine.ingest.documents import NewDocument
 from engine.store.chunks import in_chunks
 from engine.text.paths import from_column, to_column
 
-_COLUMNS = "id, path, size, mtime, hash, status, reason, title, kind, sentences, updated_at"
+_COLUMNS = "id, path, size, mtime, hash, status, reason, title, kind, sentences, updated_at, byline"
 COUNT_INDEXED = "SELECT count(*) FROM documents WHERE status = 'indexed'"
 
 
@@ -22,7 +22,8 @@ COUNT_INDEXED = "SELECT count(*) FROM documents WHERE status = 'indexed'"
 class DocumentRecord:
     """What the index knows of one file. ``status`` is indexed, skipped or failed, with the ``reason`` for the last
     two (or a note on an indexed file, such as a cut at the sentence limit); ``hash`` is of its content and
-    ``sentences`` how many it has in the index."""
+    ``sentences`` how many it has in the index; ``byline`` who wrote it and when (an e-mail's sender and date), for a
+    result's card."""
 
     id: int
     path: str
@@ -35,6 +36,7 @@ class DocumentRecord:
     kind: str | None
     sentences: int | None
     updated_at: float | None
+    byline: str | None = None
 
 
 def _record(row: tuple) -> DocumentRecord:
@@ -97,7 +99,7 @@ def write_indexed(db: sqlite_utils.Database, doc: NewDocument, now: float) -> in
     """Insert or update the record of an indexed document; returns its id."""
     row = {"path": to_column(doc.path), "size": doc.size, "mtime": doc.mtime, "hash": doc.hash, "status": "indexed",
            "reason": doc.reason, "title": doc.title, "kind": doc.kind, "sentences": len(doc.sentences),
-           "updated_at": now}
+           "updated_at": now, "byline": doc.byline or None}
     existing = db.execute("SELECT id FROM documents WHERE path = ?", [row["path"]]).fetchone()
     if existing:
         db.table("documents").update(existing[0], row)
@@ -111,7 +113,8 @@ def write_unindexed(db: sqlite_utils.Database, old: DocumentRecord | None, path:
                     content_hash: str, status: str, reason: str) -> None:
     """Record a skipped or failed file over its ``old`` record (None: it had none)."""
     row = {"path": to_column(path), "size": size, "mtime": mtime, "hash": content_hash, "status": status,
-           "reason": reason, "title": None, "kind": None, "sentences": 0, "updated_at": time.time()}
+           "reason": reason, "title": None, "kind": None, "sentences": 0, "updated_at": time.time(),
+           "byline": None}
     if old:
         db.table("documents").update(old.id, row)
     else:

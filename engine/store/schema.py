@@ -36,6 +36,7 @@ def create(db: sqlite_utils.Database) -> None:
             "kind": str,
             "sentences": int,
             "updated_at": float,
+            "byline": str,  # who wrote it and when, for a result's card (an e-mail's sender and date)
         },
         pk="id",
         not_null={"path", "status"},
@@ -142,6 +143,14 @@ def _no_derived_rows(db: sqlite_utils.Database) -> bool:
     return False
 
 
+def _bylines(db: sqlite_utils.Database) -> bool:
+    """7: a document's byline (who wrote it and when: an e-mail's sender and date, engine.ingest.mail), shown on its
+    result's card. Documents indexed before have none; mail is read again when a run finds it changed."""
+    if "byline" not in db.table("documents").columns_dict:
+        db.execute("ALTER TABLE documents ADD COLUMN byline TEXT")
+    return False
+
+
 # Every change of the schema, in order: (the version it makes, the step from the version before). A step returns
 # whether the word index has to be built (again) for the passages already there. A new change goes at the end.
 MIGRATIONS: tuple[tuple[int, Callable[[sqlite_utils.Database], bool]], ...] = (
@@ -150,6 +159,7 @@ MIGRATIONS: tuple[tuple[int, Callable[[sqlite_utils.Database], bool]], ...] = (
     (4, _facets_as_mixtures),
     (5, _cjk_pairs),
     (6, _no_derived_rows),
+    (7, _bylines),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

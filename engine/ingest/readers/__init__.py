@@ -15,7 +15,7 @@ import stat
 from pathlib import Path
 
 from engine.errors import ReadError
-from engine.ingest.readers import compressed, epub, html, office, pdf, rtf, text  # noqa: F401 - importing registers them
+from engine.ingest.readers import compressed, epub, html, message, office, pdf, rtf, text  # noqa: F401 - importing registers them
 from engine.ingest.readers.base import Block, Document, Limits, Reader, reader_for_extension, readers, register
 from engine.ingest.readers.clean import clean_document
 from engine.ingest.readers.guard import megabytes

@@ -24,11 +24,18 @@ class Block:
 
 @dataclass(frozen=True)
 class Document:
-    """A file's text as blocks, with its title (from metadata, a heading, or the file name) and the reader's name."""
+    """A file's text as blocks, with its title (from metadata, a heading, or the file name) and the reader's name.
+
+    ``byline``: who wrote it and when, as a result's card shows it under the title (an e-mail's sender and date;
+    "" where a format has none); ``note``: what was read only in part or guessed (a header that could not be
+    decoded), for the file's record, None when all was read.
+    """
 
     title: str
     blocks: tuple[Block, ...]
     kind: str
+    byline: str = ""
+    note: str | None = None
 
 
 @dataclass(frozen=True)

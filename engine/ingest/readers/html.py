@@ -133,7 +133,12 @@ def html_texts(data: bytes) -> tuple[str, list[str]]:
     from bs4.dammit import EncodingDetector
 
     declared = EncodingDetector.find_declared_encoding(data, is_html=True)
-    soup = _soup(decode(data, declared))
+    return markup_texts(decode(data, declared))
+
+
+def markup_texts(markup: str) -> tuple[str, list[str]]:
+    """:func:`html_texts` of markup already decoded (an e-mail's HTML body, decoded by its MIME charset)."""
+    soup = _soup(markup)
     for tag in soup.find_all(_DROPPED_TAGS):
         tag.decompose()
     title = _title(soup)
