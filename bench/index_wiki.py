@@ -3,8 +3,8 @@
 Each article of the WikiExtractor files (``<doc id= url= title=>`` ... ``</doc>``) is written as a ``.txt`` file into
 a scratch folder first, so the measurement covers the whole path a user's folder takes: walk, read, split, embed,
 write SQLite + FTS5, code the vectors, calibrate; the indexing CPU time is split by stage (:class:`StageClock`).
-Then 200 queries (sentences drawn from the index, cut to their first words) measure latency, and HNSW recall@10 is
-checked against exact search over the stored vectors.
+Then 200 queries (sentences drawn from the index, cut to their first words) measure latency, and the vector search's
+recall@10 is checked against exact search over the stored vectors.
 
 Usage: python bench/index_wiki.py [--files N] [--corpus DIR] [--method static] [--facets] [--keep DIR]
        python bench/index_wiki.py --keep DIR --queries-only   (latency and recall again on an index kept before)
@@ -253,7 +253,7 @@ def index_and_measure(args: argparse.Namespace, scratch: Path) -> dict:
 
 
 def measure_queries(index_dir: Path) -> dict:
-    """Latency of each mode and HNSW recall on an index; its size and counts."""
+    """Latency of each mode and the vector search's recall on an index; its size and counts."""
     with Index(index_dir, create=False) as idx:
         built = None
         if not idx.store.word_index_ready():  # an index made before the word index: the next run builds it
@@ -325,7 +325,7 @@ def main() -> None:
         ("database + index MB", f"{result['index_mb']:.1f}"),
         *((f"{m} query p50 / p95 ms (CPU)", f"{d['p50_ms']:.1f} / {d['p95_ms']:.1f} ({d['cpu_p50_ms']:.1f} / "
            f"{d['cpu_p95_ms']:.1f})") for m, d in result["latency"].items()),
-        ("HNSW recall@10 by id / with ties (target >= 0.95)",
+        ("vector search recall@10 by id / with ties (target >= 0.95)",
          f"{result['recall_at_10']:.3f} / {result['recall_at_10_ties']:.3f}"),
         ("lexical top 10: share of FTS5 BM25's", f"{result['lexical_top10_same_as_fts5']:.3f}"),
         *([("word index built for an older index (s)", f"{result['word_index_build_seconds']:.1f}")]

@@ -17,17 +17,15 @@ from engine.store import signcodes
 from engine.store.files import replace_file
 from engine.store.signcodes import SignProjection
 from engine.store.topk import best_k
-from engine.store.vectorrows import VECTOR_DTYPE
-from engine.store.widen import as_float32
 
 
 class FullRows:
     """Vectors by label (sentence id), appended as the graph grows, hidden as it marks labels deleted."""
 
-    def __init__(self, dim: int, dtype: type = VECTOR_DTYPE, codes: SignProjection | None = None) -> None:
+    def __init__(self, dim: int, codes: SignProjection | None = None) -> None:
         self._labels = np.zeros(0, np.int64)
-        # float32 for rows that are scanned whole: numpy has no fast path for float16 arithmetic
-        self._matrix: np.ndarray = np.zeros((0, dim), dtype)
+        # float32 for rows that are scanned whole; int8 for coded rows, of which a query reads its candidates only
+        self._matrix: np.ndarray = np.zeros((0, dim), np.float32 if codes is None else np.int8)
         self._alive = np.zeros(0, bool)
         self._count = 0
         # the rows' sign codes, a column each, and the projection that made them (None: every row is scored)
@@ -55,9 +53,11 @@ class FullRows:
             self.drop(labels)  # superseded rows: hidden from get (the newest wins) and from nearest alike
             self._ascending = False
         self._labels[self._count : end] = labels
-        self._matrix[self._count : end] = vectors
         if self.projection is not None:
+            self._matrix[self._count : end] = self.projection.narrowed(vectors)
             self._codes[:, self._count : end] = self.projection.codes(vectors)
+        else:
+            self._matrix[self._count : end] = vectors
         self._alive[self._count : end] = True
         self._count = end
         self._order = None
@@ -88,7 +88,7 @@ class FullRows:
         found = rows >= 0
         found[found] = self._alive[rows[found]]
         # np.take copies whole rows where indexing goes element by element: half the time for 4,096 rows
-        return wanted[found], as_float32(np.take(self._matrix, rows[found], axis=0))
+        return wanted[found], self._widened(np.take(self._matrix, rows[found], axis=0))
 
     @property
     def live_count(self) -> int:
@@ -98,7 +98,14 @@ class FullRows:
     def live(self) -> tuple[np.ndarray, np.ndarray]:
         """(labels, float32 vectors) of every live row."""
         alive = self._alive[: self._count]
-        return self._labels[: self._count][alive], as_float32(self._matrix[: self._count][alive])
+        return self._labels[: self._count][alive], self._widened(self._matrix[: self._count][alive])
+
+    def live_labels(self) -> np.ndarray:
+        """The labels of every live row, in row order."""
+        return self._labels[: self._count][self._alive[: self._count]]
+
+    def _widened(self, rows: np.ndarray) -> np.ndarray:
+        return rows if self.projection is None else self.projection.widened(rows)
 
     def nearest(self, query: np.ndarray, k: int, candidates: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """(labels, inner products) of the ``k`` live rows nearest ``query`` (unit vectors: cosines), best first, ties
@@ -108,7 +115,7 @@ class FullRows:
         if k <= 0:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
         rows = self._code_candidates(query, max(k, candidates)) if self.projection is not None else None
-        matrix = self._matrix[: self._count] if rows is None else as_float32(np.take(self._matrix, rows, axis=0))
+        matrix = self._matrix[: self._count] if rows is None else self._widened(np.take(self._matrix, rows, axis=0))
         # numpy's own loop, one thread: a BLAS product waits for its second thread whenever the machine is busy (the
         # lexical ranking runs beside it; docs/decisions/0013-exact-scan-threshold.md)
         sims = np.einsum("ij,j->i", matrix, np.asarray(query, dtype=matrix.dtype))
@@ -136,7 +143,7 @@ class FullRows:
         alive = self._alive[: self._count]
         labels = self._labels[: self._count][alive]
         order = np.argsort(labels, kind="stable")
-        rows = FullRows(self._matrix.shape[1], self._matrix.dtype.type, self.projection)
+        rows = FullRows(self._matrix.shape[1], self.projection)
         rows._labels, rows._alive = labels[order], np.ones(labels.size, bool)
         rows._matrix = self._matrix[: self._count][alive][order]
         if self.projection is not None:
@@ -179,7 +186,8 @@ class FullRows:
         def write(tmp: Path) -> None:
             with tmp.open("wb") as f:
                 np.savez(f, labels=self._labels[:n], vectors=self._matrix[:n], alive=self._alive[:n],
-                         codes=self._codes[:, :n], centre=projection.centre, projection=projection.projection)
+                         codes=self._codes[:, :n], centre=projection.centre, projection=projection.projection,
+                         scale=projection.scale)
 
         replace_file(path, write)
 
@@ -189,10 +197,10 @@ class FullRows:
         try:
             with np.load(path) as data:
                 labels, matrix, alive, codes = data["labels"], data["vectors"], data["alive"], data["codes"]
-                projection = SignProjection.checked(data["centre"], data["projection"])
+                projection = SignProjection.checked(data["centre"], data["projection"], data["scale"])
         except (zipfile.BadZipFile, KeyError, EOFError) as e:
             raise ValueError(f"{path.name} is damaged ({e})") from e
-        if (matrix.ndim != 2 or matrix.shape[1] != dim or projection.centre.size != dim
+        if (matrix.ndim != 2 or matrix.shape[1] != dim or matrix.dtype != np.int8 or projection.centre.size != dim
                 or codes.shape != (signcodes.WORDS, labels.size) or not (labels.size == matrix.shape[0] == alive.size)):
             raise ValueError(f"{path.name} holds vectors of another shape")
         rows = cls(dim, codes=projection)

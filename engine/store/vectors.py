@@ -198,7 +198,7 @@ class VectorIndex:
         save deletes them)."""
         self.wait()
         with self._lock:
-            self._rows = FullRows(self.dim, np.float32)
+            self._rows = FullRows(self.dim)
             self._unsaved = True  # the sidecar, at least, may be older
         for ids, vectors in store.vector_batches(self.method):
             self._insert(ids, vectors)
@@ -217,7 +217,7 @@ class VectorIndex:
         wanted = store.vector_ids(self.method)
         with self._lock:
             assert self._rows is not None  # called after saved rows loaded
-            present = self._rows.live()[0]
+            present = self._rows.live_labels()
         missing = np.setdiff1d(wanted, present)
         if most is not None and missing.size > most:
             self._refuse(False, int(store.get_meta("generation", 0)),
@@ -296,17 +296,17 @@ class VectorIndex:
         with self._lock:
             self._unsaved = True
             if self._rows is None:  # a fresh index: exact until it reaches EXACT_BELOW
-                self._rows = FullRows(self.dim, np.float32)
+                self._rows = FullRows(self.dim)
             self._rows.add(ids, vectors)
             if not self.coded and self._rows.live_count >= EXACT_BELOW:
                 self._rows = self._with_codes(self._rows)
 
     @staticmethod
     def _with_codes(rows: FullRows) -> FullRows:
-        """``rows`` as float16 rows with sign codes, the projection fitted on them (under the lock)."""
+        """``rows`` as int8 rows with sign codes, the projection fitted on them (under the lock)."""
         labels, held = rows.live()
         order = np.argsort(labels, kind="stable")
-        coded = FullRows(held.shape[1], codes=SignProjection.fitted(held))
+        coded = FullRows(held.shape[1], SignProjection.fitted(held))
         coded.add(labels[order], held[order])
         return coded
 
