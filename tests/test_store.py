@@ -323,3 +323,28 @@ def test_reads_by_key_go_as_lists_of_few_lengths_and_find_each_row_once(store):
     assert sorted(r.text for r in rows.values()) == ["alpha", "beta", "gamma"]
     passages = store.sentences_of_passages(sorted({r.passage_id for r in rows.values()}))
     assert [r.text for rows_ in passages.values() for r in rows_] == ["alpha", "beta", "gamma"]
+
+
+def test_the_random_sample_is_the_same_whatever_order_the_files_came_in(tmp_path):
+    """Calibration and the queries' null draw from it: drawn by id, two builds of one folder got other samples (and
+    relevance thresholds) when the reader processes handed the files over in another order."""
+    import hashlib
+
+    texts = {f"/d{i:02}": [f"sentence {i} of {j}" for j in range(5)] for i in range(40)}
+
+    def doc(path: str) -> NewDocument:
+        made = _doc(path, texts[path])
+        hashed = tuple(SentenceRecord(r.text, r.start, r.end, r.page, int.from_bytes(
+            hashlib.blake2b(r.text.encode(), digest_size=8).digest(), "little", signed=True)) for r in made.sentences)
+        return NewDocument(**{**made.__dict__, "sentences": hashed})
+
+    drawn = []
+    for name, order in (("a", sorted(texts)), ("b", sorted(texts, reverse=True))):
+        store = Store(tmp_path / name)
+        store.write_documents([doc(p) for p in order], _unit(np.random.default_rng(0), 200), "m")
+        ids = store.random_sentence_ids(50).tolist()
+        drawn.append({r[0] for r in store.db.execute(f"SELECT text FROM sentences WHERE id IN ({','.join('?' * 50)})",
+                                                      ids)})
+        assert store.random_sentence_ids(500).size == 200 and len(set(ids)) == 50
+        store.close()
+    assert drawn[0] == drawn[1]
