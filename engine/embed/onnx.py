@@ -4,8 +4,10 @@
 The graph (``python -m engine.onnxbuild``) maps token ids to unit sentence vectors, so this module tokenises and runs
 it, one text at a time: its int8 layers quantise their inputs by the range of the whole batch, so a text run beside
 others would get a vector that depends on them, and a search's scores on what else it re-scored. Alone, a text has
-one vector wherever it is asked for, and no padding to compute. The vectors of recent texts are kept: a person typing
-a query asks for the same candidate sentences again and again.
+one vector wherever it is asked for, and no padding to compute. Texts run side by side on RUNNERS threads, each run
+on one: a single text's products are too small to share, and ONNX Runtime's own threads spun against the rest of
+the query on a busy machine (docs/decisions/0039-second-look.md). The vectors of recent texts are kept: a person
+typing a query asks for the same candidate sentences again and again.
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +36,8 @@ DIM = 384
 MAX_TOKENS = 128
 # Vectors of recent texts kept (1.5 KB each).
 CACHE = 4096
+# Texts run at once, each on one thread.
+RUNNERS = max(1, min(4, os.cpu_count() or 1))
 
 
 class OnnxSentenceModel:
@@ -49,6 +55,7 @@ class OnnxSentenceModel:
                               f"`python -m engine.onnxbuild` or reinstall quire")
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 3  # its warnings about unused initialisers are not the user's business
+        options.intra_op_num_threads = options.inter_op_num_threads = 1
         self._session = onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
         self._tokenizer = Tokenizer.from_file(str(tokenizer))
         self._tokenizer.no_padding()
@@ -57,6 +64,7 @@ class OnnxSentenceModel:
         self._cache: OrderedDict[bytes, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
+        self._runners = ThreadPoolExecutor(RUNNERS, thread_name_prefix="quire-look")
 
     def encode(self, texts: Sequence[str], *, max_tokens: int | None = None) -> np.ndarray:
         """Unit vectors of ``texts`` (float32, one row each; a text with no token is the [CLS] [SEP] pair's), each
@@ -67,17 +75,19 @@ class OnnxSentenceModel:
         keys = [hashlib.blake2b(ids.tobytes(), digest_size=16).digest() for ids in tokens]
         with self._lock:
             known = {k: self._cache[k] for k in keys if k in self._cache}
-        fresh = {}
-        for key, ids in zip(keys, tokens):
-            if key not in known and key not in fresh:
-                batch = ids[None, :]
-                fresh[key] = self._session.run(None, {"input_ids": batch, "attention_mask": np.ones_like(batch)})[0][0]
+        todo = {key: ids for key, ids in zip(keys, tokens) if key not in known}
+        fresh = dict(zip(todo, self._runners.map(self._vector, todo.values())))
         self._remember(fresh)
         known.update(fresh)
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         for i, key in enumerate(keys):
             out[i] = known[key]
         return out
+
+    def _vector(self, ids: np.ndarray) -> np.ndarray:
+        """One text's vector (ONNX Runtime's sessions may be run from several threads at once)."""
+        batch = ids[None, :]
+        return self._session.run(None, {"input_ids": batch, "attention_mask": np.ones_like(batch)})[0][0]
 
     def _remember(self, fresh: dict[bytes, np.ndarray]) -> None:
         if not self._cache_size:
