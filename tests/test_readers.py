@@ -589,3 +589,53 @@ def test_a_compressed_bomb_stops_at_the_archive_limits(tmp_path: Path) -> None:
     tar = tmp_path / "backup.tar.gz"
     tar.write_bytes(gzip.compress(b"\0" * 4096))
     assert (read_error(tar).status, read_error(tar).reason) == ("skipped", "binary file (.tar)")
+
+
+def test_odt_paragraphs_keep_their_spaces_tabs_lists_tables_and_links(tmp_path: Path) -> None:
+    """ODT is read with lxml (odfpy has no wheel): what odfpy's own extractText gives, from a file odfpy wrote."""
+    from odf import table, teletype
+    from odf import text as odt
+    from odf.opendocument import OpenDocumentText
+
+    doc = OpenDocumentText()
+    heading = odt.H(outlinelevel=1)
+    teletype.addTextToElement(heading, "Tide  tables")
+    doc.text.addElement(heading)
+    spaced = odt.P()
+    teletype.addTextToElement(spaced, "high   water\tat noon\nlow at six")
+    doc.text.addElement(spaced)
+    listed, item = odt.List(), odt.ListItem()
+    item.addElement(odt.P(text="spring tides"))
+    listed.addElement(item)
+    doc.text.addElement(listed)
+    grid, row, cell = table.Table(), table.TableRow(), table.TableCell()
+    cell.addElement(odt.P(text="neap tides"))
+    row.addElement(cell)
+    grid.addElement(row)
+    doc.text.addElement(grid)
+    linked = odt.P()
+    linked.addElement(odt.Span(text="see "))
+    linked.addElement(odt.A(href="https://example.org", text="the almanac"))
+    doc.text.addElement(linked)
+    doc.save(str(tmp_path / "tides.odt"))
+    read = readers.read(tmp_path / "tides.odt")
+    assert [b.text for b in read.blocks] == ["Tide  tables", "high   water\tat noon\nlow at six", "spring tides",
+                                             "neap tides", "see the almanac"]
+    assert read.title == "Tide  tables"
+
+
+def test_an_odt_with_entities_expands_none_and_one_without_a_body_is_corrupt(tmp_path: Path) -> None:
+    import zipfile
+
+    laughs = ('<?xml version="1.0"?><!DOCTYPE d [<!ENTITY a "lol"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>'
+              '<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+              'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"><office:body><office:text>'
+              '<text:p>Storm &b; warning</text:p></office:text></office:body></office:document-content>')
+    for name, content in (("laughs.odt", laughs), ("empty.odt", "<a/>")):
+        with zipfile.ZipFile(tmp_path / name, "w") as z:
+            z.writestr("mimetype", "application/vnd.oasis.opendocument.text")
+            z.writestr("content.xml", content)
+    read = readers.read(tmp_path / "laughs.odt")
+    assert "lol" not in " ".join(b.text for b in read.blocks) and "Storm" in read.blocks[0].text
+    with pytest.raises(ReadError, match="corrupt ODT"):
+        readers.read(tmp_path / "empty.odt")

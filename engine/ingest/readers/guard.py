@@ -1,6 +1,6 @@
 """Turns whatever a third-party parser raises into a :class:`ReadError` that names the format.
 
-Parsers fail in many ways on damaged files (zipfile, lxml, pdfium and odfpy each have their own exceptions, and
+Parsers fail in many ways on damaged files (zipfile, lxml and pdfium each have their own exceptions, and
 some raise KeyError or AttributeError from deep inside). The file's record needs one short line a person can read,
 and the engine must never crash on a bad file, so every reader parses inside :func:`parser_errors`.
 """

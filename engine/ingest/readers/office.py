@@ -2,11 +2,13 @@
 
 All three are zip archives of XML, so each is checked for a zip bomb before its library unpacks anything. Each
 library is imported when the first file of its format is read: a process that reads none does not pay for them
-(docs/decisions/0008-reader-pool-sizes.md).
+(docs/decisions/0008-reader-pool-sizes.md). ODT's two XML files are read with lxml itself: odfpy, the library for
+it, publishes no wheel.
 """
 
 from __future__ import annotations
 
+import zipfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -19,7 +21,7 @@ if TYPE_CHECKING:
     from docx.document import Document as DocxDocument
     from docx.section import _Header
     from docx.table import _Cell
-    from odf.element import Element
+    from lxml.etree import _Element
     from pptx.shapes.autoshape import Shape
     from pptx.shapes.base import BaseShape
     from pptx.shapes.graphfrm import GraphicFrame
@@ -145,40 +147,67 @@ class PptxReader:
         return Document(title=title or path.stem, blocks=tuple(blocks), kind=self.name)
 
 
-def _odt_paragraphs(root: Element) -> Iterator[tuple[bool, str]]:
-    """(is heading, text) of each text:h and text:p in document order, inside lists, tables and frames too."""
-    from odf import teletype
-    from odf.namespaces import TEXTNS
+_TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
+_OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"
+_DC_TITLE = "{http://purl.org/dc/elements/1.1/}title"
+_PARAGRAPHS = (f"{_TEXT}h", f"{_TEXT}p")
+# What ODF writes as elements inside a paragraph's text: n spaces, a tab, a line break.
+_WHITESPACE = {f"{_TEXT}tab": "\t", f"{_TEXT}line-break": "\n"}
 
+
+def _odt_paragraphs(root: _Element) -> Iterator[tuple[bool, str]]:
+    """(is heading, text) of each text:h and text:p in document order, inside lists, tables and frames too."""
     stack = [root]
     while stack:
         node = stack.pop()
-        qname = getattr(node, "qname", None)
-        if qname in ((TEXTNS, "h"), (TEXTNS, "p")):
-            # extractText follows spans, links and text:s spaces inside the paragraph.
-            yield qname[1] == "h", teletype.extractText(node)
+        if node.tag in _PARAGRAPHS:
+            yield node.tag == f"{_TEXT}h", "".join(_odt_text(node))
         else:
-            stack.extend(reversed(node.childNodes))
+            stack.extend(reversed([child for child in node if isinstance(child.tag, str)]))
+
+
+def _odt_text(node: _Element) -> Iterator[str]:
+    """A paragraph's text: through spans and links, with text:s, text:tab and text:line-break as the spaces they
+    stand for."""
+    yield node.text or ""
+    for child in node:
+        if child.tag == f"{_TEXT}s":
+            yield " " * int(child.get(f"{_TEXT}c", "1") or 1)
+        elif isinstance(child.tag, str):
+            yield _WHITESPACE.get(child.tag) or "".join(_odt_text(child))
+        yield child.tail or ""
+
+
+def _odt_xml(archive: zipfile.ZipFile, name: str) -> _Element | None:
+    """One of the package's XML files parsed without entities or network (None where the package lacks it)."""
+    from lxml import etree
+
+    try:
+        data = archive.read(name)
+    except KeyError:
+        return None
+    return etree.fromstring(data, etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False))
 
 
 class OdtReader:
     """OpenDocument text (LibreOffice Writer)."""
 
     name = "odt"
-    isolate = True  # odfpy parses with expat, in C
+    isolate = True  # lxml parses in C
     extensions = (".odt",)
 
     def read(self, path: Path, limits: Limits) -> Document:
         """Paragraphs and headings in document order; the title from the metadata or first heading."""
-        from odf import dc, teletype
-        from odf.opendocument import load as load_odf
-
         with parser_errors("ODT"):
             check_zip(path, limits, "ODT")
-            doc = load_odf(str(path))
-            paragraphs = [(heading, text) for heading, text in _odt_paragraphs(doc.text) if text.strip()]
-            titles = doc.meta.getElementsByType(dc.Title)
-            title = _meta_title(teletype.extractText(titles[0]) if titles else "") or next(
+            with zipfile.ZipFile(path) as archive:
+                content, meta = _odt_xml(archive, "content.xml"), _odt_xml(archive, "meta.xml")
+            body = None if content is None else content.find(f"{_OFFICE}body/{_OFFICE}text")
+            if body is None:
+                raise ValueError("no text body (content.xml)")
+            paragraphs = [(heading, text) for heading, text in _odt_paragraphs(body) if text.strip()]
+            titles = [] if meta is None else list(meta.iter(_DC_TITLE))
+            title = _meta_title("".join(titles[0].itertext()) if titles else "") or next(
                 (text for heading, text in paragraphs if heading), ""
             )
         return Document(
