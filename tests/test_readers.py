@@ -116,6 +116,20 @@ def test_known_binary_extension_is_skipped_by_name(tmp_path: Path) -> None:
     assert (error.status, error.reason) == ("skipped", "binary file (.png)")
 
 
+def test_printer_code_is_declined_by_name_by_its_start_and_inside_gzip(tmp_path: Path) -> None:
+    import gzip
+
+    postscript = b"%!PS-Adobe-3.0\n%%Title: manual\n/Times-Roman findfont 12 scalefont setfont\n72 720 moveto\n" * 50
+    (tmp_path / "manual.ps").write_bytes(postscript)
+    (tmp_path / "MANUAL").write_bytes(postscript)
+    (tmp_path / "guide.ps.gz").write_bytes(gzip.compress(postscript))
+    (tmp_path / "draft.dvi").write_bytes(b"\xf7\x02\x01\x83\x92\xc0\x1c;")
+    for name in ("manual.ps", "MANUAL", "draft.dvi"):
+        error = read_error(tmp_path / name)
+        assert (error.status, error.reason) == ("skipped", readers.PRINTER_CODE), name
+    assert readers.PRINTER_CODE in read_error(tmp_path / "guide.ps.gz").reason
+
+
 def test_source_file_without_extension_is_read_as_text(tmp_path: Path) -> None:
     doc = readers.read(docgen.make_configure(tmp_path))
     assert doc.kind == "text"
