@@ -157,6 +157,33 @@ def test_a_member_opens_from_a_read_only_copy_and_reveals_its_archive(docs: Path
     assert local_request(loose, copies) is loose
 
 
+def test_a_compressed_file_opens_as_the_file_inside_at_the_passage(tmp_path: Path) -> None:
+    """No viewer opens FAQ.gz ("no method available"): the text inside is opened from a read-only copy, at its line
+    where an editor takes one."""
+    import gzip
+
+    from app.gui.launch import OpenRequest, launch_for, local_request
+
+    copies = tmp_path / "copies"
+    copies.mkdir()
+    faq = tmp_path / "FAQ.gz"
+    faq.write_bytes(gzip.compress(b"Questions.\n\nHow do I reset the tuner?\nHold the button for ten seconds.\n"))
+    opened = local_request(OpenRequest(str(faq), sentence="Hold the button for ten seconds."), copies)
+    copy = Path(opened.path)
+    assert copy.name == "FAQ" and copy.is_relative_to(copies) and copy.read_text().startswith("Questions.")
+    assert not os.access(copy, os.W_OK) or os.geteuid() == 0
+    from app.gui import launch
+    from app.gui.open_at_line import line_command
+
+    argv = line_command(opened.path, lambda: launch._line(opened), platform="linux",
+                        default_app=lambda: "org.gnome.gedit.desktop", which=lambda name: f"/usr/bin/{name}")
+    assert argv is not None and argv[-2:] == ["+4", str(copy)]  # the passage's line in the text inside
+    assert launch_for(opened, "linux").argv[-1] == str(copy)
+    assert local_request(OpenRequest(str(faq), reveal=True), copies).path == str(faq)
+    gone = OpenRequest(str(tmp_path / "gone.gz"))
+    assert local_request(gone, copies) is gone  # the window then says it is no longer there
+
+
 def hostile_bundle(folder: Path, names: list[str]) -> Path:
     """An archive whose members have these names exactly, as a hostile tool writes them (zipfile would clean a name
     given to ZipInfo, so each is set after)."""

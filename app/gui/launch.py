@@ -68,20 +68,23 @@ def reveal_launch(path: str, platform: str = sys.platform) -> Launch:
 
 def local_request(request: OpenRequest, copies: Path) -> OpenRequest:
     """``request`` for a file the platform can open: a zip archive's member (``engine.ingest.archive``) is unpacked
-    into ``copies`` under its own name and opened there (revealing shows the archive); other paths are unchanged.
-    Raises engine.errors.ReadError when the member can no longer be unpacked."""
+    into ``copies`` under its own name and opened there (revealing shows the archive), and so is the file inside a
+    compressed one (``FAQ.gz`` opens as ``FAQ``: no viewer opens a .gz); other paths are unchanged. Raises
+    engine.errors.ReadError when the file can no longer be unpacked."""
     from engine.ingest.archive import member_of, unpacked  # on the opening thread, as in _line
     from engine.ingest.readers.base import Limits
+    from engine.ingest.readers.compressed import is_compressed, unpack_into
 
-    inside = member_of(Path(request.path))
-    if inside is None:
-        return request
-    archive, name = inside
-    if request.reveal:
-        return replace(request, path=str(archive))
+    path = Path(request.path)
+    inside = member_of(path)
+    if request.reveal or (inside is None and not (is_compressed(path) and path.is_file())):
+        return request if inside is None else replace(request, path=str(inside[0]))
     folder = Path(tempfile.mkdtemp(prefix="member-", dir=copies))
-    with unpacked(archive, name, Limits()) as member:
-        copy = Path(shutil.copy2(member, folder / member.name))
+    if inside is None:
+        copy = unpack_into(path, folder, Limits())
+    else:
+        with unpacked(*inside, Limits()) as member:
+            copy = Path(shutil.copy2(member, folder / member.name))
     copy.chmod(0o444)  # a copy: edits to it would not reach the archive
     return replace(request, path=str(copy))
 

@@ -42,10 +42,21 @@ class CompressedReader:
         from engine.ingest.readers import read  # the package reads the inner file as it reads any other
 
         with tempfile.TemporaryDirectory(prefix="quire-unpacked-") as folder:
-            inner = Path(folder) / (path.stem or "unpacked")
-            _unpack(path, inner, allowance(path.stat().st_size, limits))
-            document = read(inner, limits)
+            document = read(unpack_into(path, Path(folder), limits), limits)
         return Document(title=document.title, blocks=document.blocks, kind=self.name)
+
+
+def is_compressed(path: Path) -> bool:
+    """Whether ``path`` is a file compressed whole that this reader reads (by its extension)."""
+    return path.suffix.lower() in _OPENERS
+
+
+def unpack_into(path: Path, folder: Path, limits: Limits) -> Path:
+    """The file inside ``path`` written into ``folder`` under its own name, within the archive limits: what is read,
+    and what is opened when a person opens the result (a viewer knows no .gz). Raises ReadError."""
+    inner = folder / (path.stem or "unpacked")
+    _unpack(path, inner, allowance(path.stat().st_size, limits))
+    return inner
 
 
 def _unpack(path: Path, target: Path, allowed: int) -> None:
