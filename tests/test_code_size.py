@@ -25,7 +25,6 @@ EXCEPTIONS = {
     ("store/database.py", "Store", "lines"): "issue 59 item 4: callers hold the table modules they need",
     ("index.py", "Index", "lines"): "issue 59 item 4 moves re-embedding and metadata bookkeeping out of the facade",
     # not cut yet, each a mechanical split of its own for a later change
-    ("store/vectors.py", "VectorIndex", "lines"): "the graph, its sidecar and the exact scan in one class",
     ("text/terms.py", "", "lines"): "the text leaf's word rules: folding, stems, CJK pairs, FTS5 expressions",
     ("eval/harness.py", "", "lines"): "the benchmark harness, every benchmark in one module",
     ("cluster/search.py", "merge", "complexity"): "a collection's merge, which re-applies the gate to shards' results",
