@@ -123,7 +123,7 @@ def test_the_reader_pool_imports_no_parser_until_a_file_of_its_format_is_read(tm
     pdf = docgen.make_pdf(tmp_path)
     out = run_probe(_PARSERS_PROBE, pdf, ",".join(PARSERS))
     assert out["at_start"] == []
-    assert out["names"] == sorted(["compressed", "docx", "epub", "html", "markdown", "odt", "pdf", "pptx", "rst",
+    assert out["names"] == sorted(["compressed", "docx", "email", "epub", "html", "markdown", "odt", "pdf", "pptx", "rst",
                                    "rtf", "table", "text"])
     assert out["kind"] == "pdf"
     assert out["after_pdf"] == ["pypdfium2"]
