@@ -5,7 +5,7 @@ settings) and Recoll with ``recollindex -c CONFDIR`` under a generated recoll.co
 folder (nothing outside it is read or written; the index lives in CONFDIR). Each tool runs as a child process and is
 measured by ``os.wait4``: CPU seconds (user + system, its own and its reaped children's: quire's reader processes,
 Recoll's filters), wall time, and peak RSS (``ru_maxrss``: the largest single process of the tree, not a sum).
-The index's size is every file in its folder (quire: the database, its WAL, the graph and full-rows files; Recoll:
+The index's size is every file in its folder (quire: the database, its WAL, the saved vectors; Recoll:
 CONFDIR less recoll.conf, i.e. the Xapian database and its spelling dictionary), over the folder's bytes on disk.
 
 Folders:
@@ -25,8 +25,8 @@ Each folder is indexed ``--rounds`` times by each tool, alternating, each time i
 tool's median (CPU, wall, peak RSS) and the ratios of the medians, with every round's CPU ratio beside them (small
 folders take a second or two, which the load of a shared machine moves by a fifth).
 
-Usage: python bench/vs_recoll.py [--files 2] [--mixed 40] [--rounds 5] [--corpus DIR] [--keep DIR]
-Prints a markdown table and writes bench/results/vs_recoll.json (stamped, engine.eval.report.stamp).
+Usage: python bench/vs_recoll.py [--files 2] [--mixed 40] [--rounds 5] [--corpus DIR] [--keep DIR] [--output FILE]
+Prints a markdown table and writes bench/results/vs_recoll.json (or FILE) (stamped, engine.eval.report.stamp).
 """
 
 from __future__ import annotations
@@ -228,6 +228,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="times each tool indexes each folder, alternating")
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--keep", type=Path, help="keep the folders and indexes here (default: a scratch folder)")
+    parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
     if shutil.which("recollindex") is None:
         raise SystemExit("recollindex not found: apt-get install recoll poppler-utils (as root)")
@@ -266,10 +267,10 @@ def main() -> None:
             }
         results["remove"] = remove_most(wiki, scratch / "quire-wiki", logs)
         results["articles"] = articles
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
         print(table(results))
-        print(f"\nwrote {RESULTS.relative_to(REPO)}")
+        print(f"\nwrote {args.output}")
     finally:
         if not args.keep:
             shutil.rmtree(scratch, ignore_errors=True)
