@@ -24,6 +24,7 @@ from engine.search.results import Answer
 
 CONFIG = IndexConfig(workers=0)
 RIGEL = "Rigel is a blue supergiant star in the constellation of Orion."
+NO_TESSERACT = None if shutil.which("tesseract") else "images are read through Tesseract, which is not installed"
 PORPOISE = "They use echolocation to hunt fish and squid in murky coastal water."
 
 
@@ -54,7 +55,8 @@ def all_formats(tmp_path_factory) -> tuple[Path, Path]:
     index_dir = tmp_path_factory.mktemp("formats-index")
     with open_index(index_dir) as idx:
         report = idx.add([docs])
-    assert report.documents == len(docgen.SAMPLES) and not report.issues
+    # without Tesseract the scanned image is no document, and is left out of the report (engine/ingest/readers/ocr.py)
+    assert report.documents == len(docgen.SAMPLES) - (NO_TESSERACT is not None) and not report.issues
     return docs, index_dir
 
 
@@ -62,6 +64,8 @@ def all_formats(tmp_path_factory) -> tuple[Path, Path]:
 @pytest.mark.parametrize("mode", [m.value for m in Mode])
 def test_every_format_is_found_by_its_own_sentence(all_formats, kind: str, mode: str) -> None:
     docs, index_dir = all_formats
+    if kind == "image" and NO_TESSERACT:
+        pytest.skip(NO_TESSERACT)
     sentence, title = docgen.EXPECTED[kind]
     with open_index(index_dir, create=False) as idx:
         response = idx.search(sentence, k=3, mode=mode)
