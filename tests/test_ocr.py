@@ -145,6 +145,24 @@ def test_languages_are_a_setting(tmp_path: Path) -> None:
 
 
 @needs_tesseract
+def test_quire_index_takes_the_languages(tmp_path: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from app.cli import cli
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    docgen.make_scan_png(docs)
+    result = CliRunner().invoke(cli, ["index", str(docs), "--db", str(tmp_path / "index"), "--workers", "0",
+                                      "--ocr-lang", "xx", "--json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    [issue] = json.loads(result.output)["skipped"]
+    assert issue["reason"].startswith("Tesseract has no model for xx")
+
+
+@needs_tesseract
 def test_a_truncated_image_fails_with_a_reason(tmp_path: Path) -> None:
     path = docgen.make_scan_png(tmp_path)
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
