@@ -86,14 +86,18 @@ def no_tesseract(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert ocr.executable() is None
 
 
-def stand_in(folder: Path, langs: str = "deu\neng\nosd\nfra") -> Path:
-    """A ``tesseract`` that lists ``langs`` and, asked to read, writes its process id beside itself and hangs."""
+def stand_in(folder: Path, langs: str = "deu\neng\nosd\nfra", answered: int = 0) -> Path:
+    """A ``tesseract`` that lists ``langs`` and, asked to read, answers "Hello" the first ``answered`` times, then
+    writes its process id beside itself and hangs."""
     folder.mkdir(exist_ok=True)
     program = folder / "tesseract"
     listing = "\\n".join(langs.splitlines())
+    word = "5\\t1\\t1\\t1\\t1\\t1\\t0\\t0\\t90\\t30\\t96\\tHello"
     program.write_text("#!/bin/sh\n"
                        f"if [ \"$1\" = --list-langs ]; then printf 'List of available languages (4):\\n{listing}\\n'; "
                        "exit 0; fi\n"
+                       f"echo x >> '{folder}/calls'\n"
+                       f"if [ $(wc -l < '{folder}/calls') -le {answered} ]; then printf 'level\\n{word}\\n'; exit 0; fi\n"
                        f"echo $$ > '{folder}/pid'\n"
                        "exec /bin/sleep 60\n")
     program.chmod(0o755)
@@ -226,6 +230,18 @@ def test_a_tesseract_that_hangs_is_ended_at_the_files_budget(tmp_path: Path, mon
     pid = int((bin_dir / "pid").read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+@posix_only
+def test_a_pdf_whose_ocr_runs_out_of_time_keeps_the_pages_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir = tmp_path / "bin"
+    stand_in(bin_dir, answered=1)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    scans = [docgen.scanned_image(), docgen.scanned_image(), docgen.scanned_image()]
+    scans[0].save(tmp_path / "three.pdf", save_all=True, append_images=scans[1:], resolution=150)
+    doc = readers.read(tmp_path / "three.pdf", Limits(read_seconds=2))
+    assert [(block.text, block.page) for block in doc.blocks] == [("Hello", 1)]
+    assert doc.note == "OCR took longer than 2 s: pages from 2 on not read"
 
 
 @posix_only

@@ -52,9 +52,9 @@ def test_every_reader_has_a_sample() -> None:
 def test_files_for_a_parser_in_c_are_read_in_a_reader_process() -> None:
     # every reader says where it may run (engine.ingest.pool reads a small run's isolated files in a reader process)
     assert all(isinstance(reader.isolate, bool) for reader in ALL_READERS)
-    isolated = {ext for ext in (".pdf", ".docx", ".pptx", ".odt", ".epub", ".html", ".gz", ".txt", ".md", ".rtf",
-                                ".unknown") if readers.isolated(Path("x" + ext))}
-    assert isolated == {".pdf", ".docx", ".pptx", ".odt", ".epub", ".html", ".gz"}
+    isolated = {ext for ext in (".pdf", ".docx", ".pptx", ".odt", ".epub", ".html", ".gz", ".png", ".jpg", ".tif",
+                                ".txt", ".md", ".rtf", ".unknown") if readers.isolated(Path("x" + ext))}
+    assert isolated == {".pdf", ".docx", ".pptx", ".odt", ".epub", ".html", ".gz", ".png", ".jpg", ".tif"}
 
 
 @pytest.mark.parametrize("reader", ALL_READERS, ids=lambda r: r.name)

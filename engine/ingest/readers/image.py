@@ -7,6 +7,7 @@ which Tesseract's own decoder reads badly or not at all. Each frame of a multi-p
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -55,7 +56,9 @@ class ImageReader:
             from PIL import Image, UnidentifiedImageError
 
             try:
-                image = Image.open(path)
+                with warnings.catch_warnings():  # Pillow warns of sizes this reader declines below them anyway
+                    warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+                    image = Image.open(path)
             except Image.DecompressionBombError as e:
                 raise ReadError("image too large: a decompression bomb", status="skipped") from e
             except UnidentifiedImageError as e:

@@ -49,13 +49,13 @@ MAX_PIXELS = 80_000_000
 MIN_SIDE = 24
 # Words Tesseract is less sure of than this, on average over a paragraph, are the texture of a photo, not text.
 MIN_CONFIDENCE = 50.0
-# The file's read budget ends this long before the watchdog's deadline for it, so that a Tesseract still running is
-# ended by its timeout, in Python, and the pages read so far are kept.
-_MARGIN_SECONDS = 0.5
+# OCR ends this long before the watchdog's deadline for the file (a quarter of a budget under 8 s), so that a Tesseract
+# still running is ended by its timeout, in Python, and the pages read so far are split into sentences in time.
+_MARGIN_SECONDS = 2.0
 _LIST_SECONDS = 10.0
-# Tesseract runs one page on one thread: the reader processes already use every core (and its OpenMP threads made
-# parallel runs slower).
-_ENV = {**os.environ, "OMP_THREAD_LIMIT": "1"}
+# Tesseract runs one page on one thread: the reader processes already use every core, and its OpenMP threads made a
+# page 5.6 times slower on two cores (docs/decisions/0043-ocr-through-tesseract.md).
+_THREADS = {"OMP_THREAD_LIMIT": "1"}
 
 
 class OcrTimeUp(ReadError):
@@ -84,7 +84,7 @@ def executable() -> str | None:
 def installed_languages(program: str) -> tuple[str, ...]:
     """The language models ``tesseract --list-langs`` names (``osd`` included), in its order."""
     try:
-        done = subprocess.run([program, "--list-langs"], capture_output=True, timeout=_LIST_SECONDS, env=_ENV,
+        done = subprocess.run([program, "--list-langs"], capture_output=True, timeout=_LIST_SECONDS, env={**os.environ, **_THREADS},
                               stdin=subprocess.DEVNULL, check=False)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise ReadError(f"Tesseract could not be run: {short_cause(e)}") from e
@@ -99,7 +99,7 @@ def languages(program: str, wanted: tuple[str, ...]) -> str:
     if wanted:
         chosen = [lang for lang in wanted if lang in installed]
         if len(chosen) < len(wanted):
-            log.warning("OCR languages not installed: %s", ", ".join(sorted(set(wanted) - set(installed))))
+            log.info("OCR languages not installed: %s", ", ".join(sorted(set(wanted) - set(installed))))
     else:
         chosen = [lang for lang in installed if lang != "osd" and "/" not in lang]
         chosen.sort(key=lambda lang: lang != "eng")
@@ -140,7 +140,7 @@ class Tesseract:
             image.save(png, compress_level=1)  # written fast: the file is read once, at once
             try:
                 done = subprocess.run([self.program, str(png), "stdout", "-l", self.languages, "tsv"],
-                                      capture_output=True, timeout=left, env=_ENV, stdin=subprocess.DEVNULL,
+                                      capture_output=True, timeout=left, env={**os.environ, **_THREADS}, stdin=subprocess.DEVNULL,
                                       check=False)
             except subprocess.TimeoutExpired as e:  # subprocess.run has ended it
                 raise OcrTimeUp(self.seconds) from e
