@@ -140,8 +140,8 @@ class Tesseract:
             image.save(png, compress_level=1)  # written fast: the file is read once, at once
             try:
                 done = subprocess.run([self.program, str(png), "stdout", "-l", self.languages, "tsv"],
-                                      capture_output=True, timeout=left, env={**os.environ, **_THREADS}, stdin=subprocess.DEVNULL,
-                                      check=False)
+                                      capture_output=True, timeout=left, env={**os.environ, **_THREADS},
+                                      stdin=subprocess.DEVNULL, check=False)
             except subprocess.TimeoutExpired as e:  # subprocess.run has ended it
                 raise OcrTimeUp(self.seconds) from e
             except OSError as e:
@@ -150,7 +150,6 @@ class Tesseract:
             said = done.stderr.decode("utf-8", "replace").strip().splitlines()
             raise ReadError(f"Tesseract failed: {said[-1][:100] if said else f'exit status {done.returncode}'}")
         return tsv_paragraphs(done.stdout.decode("utf-8", "replace"))
-
 
     def pages(self, images: Iterable[tuple[int, Image.Image]]) -> tuple[list[tuple[int, list[str]]], str | None]:
         """(page number, paragraphs) of each of ``images`` (made as they are asked for) read before the deadline,
