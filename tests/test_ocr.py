@@ -86,9 +86,9 @@ def no_tesseract(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert ocr.executable() is None
 
 
-def stand_in(folder: Path, langs: str = "deu\neng\nosd\nfra", answered: int = 0) -> Path:
-    """A ``tesseract`` that lists ``langs`` and, asked to read, answers "Hello" the first ``answered`` times, then
-    writes its process id beside itself and hangs."""
+def stand_in(folder: Path, langs: str = "deu\neng\nosd\nfra", answer_once: bool = False) -> Path:
+    """A ``tesseract`` that lists ``langs`` and, asked to read, answers "Hello" the first time if ``answer_once``,
+    then writes its process id beside itself and hangs (shell built-ins only, whatever PATH holds)."""
     folder.mkdir(exist_ok=True)
     program = folder / "tesseract"
     listing = "\\n".join(langs.splitlines())
@@ -96,8 +96,8 @@ def stand_in(folder: Path, langs: str = "deu\neng\nosd\nfra", answered: int = 0)
     program.write_text("#!/bin/sh\n"
                        f"if [ \"$1\" = --list-langs ]; then printf 'List of available languages (4):\\n{listing}\\n'; "
                        "exit 0; fi\n"
-                       f"echo x >> '{folder}/calls'\n"
-                       f"if [ $(wc -l < '{folder}/calls') -le {answered} ]; then printf 'level\\n{word}\\n'; exit 0; fi\n"
+                       f"if [ {int(answer_once)} = 1 ] && [ ! -e '{folder}/answered' ]; then : > '{folder}/answered'; "
+                       f"printf 'level\\n{word}\\n'; exit 0; fi\n"
                        f"echo $$ > '{folder}/pid'\n"
                        "exec /bin/sleep 60\n")
     program.chmod(0o755)
@@ -235,7 +235,7 @@ def test_a_tesseract_that_hangs_is_ended_at_the_files_budget(tmp_path: Path, mon
 @posix_only
 def test_a_pdf_whose_ocr_runs_out_of_time_keeps_the_pages_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     bin_dir = tmp_path / "bin"
-    stand_in(bin_dir, answered=1)
+    stand_in(bin_dir, answer_once=True)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     scans = [docgen.scanned_image(), docgen.scanned_image(), docgen.scanned_image()]
     scans[0].save(tmp_path / "three.pdf", save_all=True, append_images=scans[1:], resolution=150)
