@@ -191,6 +191,9 @@ class _Megabytes(click.ParamType):
               help="skip files larger than this many MB")
 @click.option("--workers", type=click.IntRange(min=0), default=None,
               help="reader processes (default: cores - 1, none for under 4 MB of plain text; 0 = none)")
+@click.option("--ocr-lang", "ocr_lang", multiple=True, metavar="LANG",
+              help="Tesseract language of scanned pages and images, e.g. deu or eng+deu (repeatable; default: "
+                   "English and every language installed)")
 @click.option("--batch", type=click.IntRange(min=1), default=IndexConfig.batch_sentences, show_default=True,
               help="sentences embedded and committed per transaction (lower it to save memory)")
 @click.option("--shards", type=click.IntRange(min=1), default=None,
@@ -201,11 +204,12 @@ class _Megabytes(click.ParamType):
 @_json_option
 @_handle_errors
 def index(paths: tuple[Path, ...], db: Path | None, method: str | None, ignore: tuple[str, ...], max_size: float,
-          workers: int | None, batch: int, shards: int | None, rebuild: bool, cluster: str | None,
-          as_json: bool) -> None:
+          workers: int | None, ocr_lang: tuple[str, ...], batch: int, shards: int | None, rebuild: bool,
+          cluster: str | None, as_json: bool) -> None:
     """Index files and folders (re-reading only what changed); with no PATH, refresh every folder indexed before."""
-    config = IndexConfig(limits=Limits(max_file_bytes=int(max_size * 1e6)), ignore=ignore, workers=workers,
-                         batch_sentences=batch)
+    languages = tuple(lang for value in ocr_lang for lang in value.split("+") if lang)
+    config = IndexConfig(limits=Limits(max_file_bytes=int(max_size * 1e6), ocr_languages=languages), ignore=ignore,
+                         workers=workers, batch_sentences=batch)
     progress = _ProgressLine() if not as_json and sys.stderr.isatty() else None
     if rebuild and (shards is not None or _is_collection(db)):
         raise click.UsageError("--rebuild makes one index again; rebuild a collection's damaged shard by its folder")

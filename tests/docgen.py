@@ -301,6 +301,43 @@ def make_image_only_pdf(folder: Path) -> Path:
     return _write(folder / "scan.pdf", build_pdf([b"0 0 1 rg 100 100 200 200 re f"]))
 
 
+# What a scanner gives: letters as pixels, read only through OCR (engine/ingest/readers/ocr.py).
+SCAN_SENTENCE = "The night ferry to the islands leaves the quay at eleven."
+SCAN_SECOND_LINE = "Passengers buy their tickets from the purser on board."
+
+
+def scanned_image(lines: tuple[str, ...] = (SCAN_SENTENCE, SCAN_SECOND_LINE), size: tuple[int, int] = (1600, 400)):
+    """A white page with ``lines`` in black at a size Tesseract reads without a slip (Pillow's own font, so that no
+    system font is needed); a PIL image in grey."""
+    from PIL import Image, ImageDraw, ImageFont  # Pillow comes with python-pptx
+
+    image = Image.new("L", size, 255)
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.load_default(size=40)
+    for number, line in enumerate(lines):
+        draw.text((60, 60 + 70 * number), line, fill=0, font=font)
+    return image
+
+
+def make_scan_png(folder: Path, name: str = "ferry-scan.png") -> Path:
+    scanned_image().save(folder / name)
+    return folder / name
+
+
+def make_scanned_pdf(folder: Path, name: str = "scanned.pdf", text_first: bool = False) -> Path:
+    """A PDF whose page is only an image of text (150 dpi); with ``text_first``, after the text pages of
+    :func:`make_pdf`, so that the scanned one is page 6."""
+    import pypdfium2 as pdfium
+
+    scan = io.BytesIO()
+    scanned_image().save(scan, format="PDF", resolution=150)
+    pdf = pdfium.PdfDocument(build_pdf(pdf_pages(), title=PDF_TITLE)) if text_first else pdfium.PdfDocument.new()
+    pdf.import_pages(pdfium.PdfDocument(scan.getvalue()))
+    out = io.BytesIO()
+    pdf.save(out)
+    return _write(folder / name, out.getvalue())
+
+
 def make_encrypted_pdf(folder: Path, user_password: str = "secret") -> Path:
     """Encrypted with pypdf; with an empty user password only the owner's permissions are protected."""
     import pypdf  # a test requirement only: the test that needs it is skipped without it
@@ -573,6 +610,7 @@ SAMPLES: dict[str, Callable[[Path], Path]] = {
     "rtf": make_rtf,
     "compressed": make_gz_html,
     "email": make_eml,
+    "image": make_scan_png,
 }
 # The distinctive sentence each sample must yield, and the title its reader should find.
 EXPECTED: dict[str, tuple[str, str]] = {
@@ -589,4 +627,5 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "rtf": (RTF_SENTENCE, "Tonewood"),
     "compressed": (HTML_SENTENCE, "The Old Inn"),
     "email": (EMAIL_SENTENCE, "Ferry timetable – winter"),
+    "image": (SCAN_SENTENCE, "ferry-scan"),
 }

@@ -29,7 +29,7 @@ EXPECTED = {
     "bomb.epub": ("skipped", "zip bomb"),
     "empty.txt": ("skipped", "empty"),
     "blob": ("skipped", "binary"),
-    "image.png": ("skipped", "binary"),
+    "image.png": ("failed", "corrupt image"),
     "huge.txt": ("skipped", "too large"),
     "self-loop": ("failed", "symbolic link"),
     "broken-link.txt": ("failed", "broken symbolic link"),

@@ -631,7 +631,7 @@ def test_folders_dropped_on_the_search_box_are_indexed(qtbot, window, corpus, tm
     blob.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4)
     assert drop_on_search_box(window, [blob])
     qtbot.waitUntil(lambda: "cannot search for documents like photo.png" in window.empty.text(), timeout=10_000)
-    assert "binary" in window.empty.text() and "Traceback" not in window.empty.text()
+    assert "corrupt image" in window.empty.text() and "Traceback" not in window.empty.text()
 
 
 def default_app(tmp_path: Path, monkeypatch, mime: str, desktop_id: str, entry: str) -> None:

@@ -101,6 +101,16 @@ def test_an_attached_pdf_is_a_result_of_its_own(mail: Path, tmp_path: Path) -> N
         assert top.path == str(mail / "box.mbox" / "1" / "report.pdf") and top.page == 1
 
 
+def test_an_attached_image_is_left_out_though_tesseract_reads_images(tmp_path: Path) -> None:
+    from engine.ingest.readers.message import attachments
+
+    msg = message("Harbour lighthouse", "Gwendolyn Okafor <gwen@example.com>", LIGHTHOUSE,
+                  pdf=docgen.make_pdf(tmp_path).read_bytes())
+    msg.add_attachment(docgen.make_scan_png(tmp_path).read_bytes(), maintype="image", subtype="png",
+                       filename="logo.png")
+    assert [name for name, _ in attachments(msg)] == ["report.pdf"]  # a logo on every message: decision 0043
+
+
 def test_quoted_lines_of_a_reply_are_not_indexed_twice(mail: Path, tmp_path: Path) -> None:
     with Index(tmp_path / "index", config=IndexConfig(workers=0)) as idx:
         idx.add([mail])

@@ -20,6 +20,7 @@ TYPES: dict[str, tuple[str, ...]] = {
     "Web pages (HTML)": ("html", "htm", "xhtml", "shtml"),
     "Text and Markdown": ("txt", "text", "md", "markdown", "mdown", "mkd", "rst", "rest"),
     "E-books (EPUB)": ("epub",),
+    "Images read by OCR (PNG, JPEG, TIFF)": ("png", "jpg", "jpeg", "tif", "tiff"),
 }
 DAY = 86_400.0
 # "Modified" choices: how many days back, None for any time.

@@ -27,6 +27,7 @@ from engine.ingest.archive import is_archive, members
 from engine.ingest.documents import NewDocument, SentenceRecord
 from engine.ingest.extract import Extracted
 from engine.ingest.pool import Extractor, extract_all
+from engine.ingest.readers import ocr
 from engine.ingest.readers.guard import short_cause
 from engine.ingest.walk import IgnoreRules, walk
 from engine.store.database import Store
@@ -205,13 +206,15 @@ class IndexingRun:
     def _job(self, path: str, size: int, mtime: float,
              record: DocumentRecord | None) -> tuple[str, str | None] | None:
         """(path, known hash) when the file must be read: new, changed in size or time, or failed last time."""
-        if record and record.status != "failed" and record.size == size and record.mtime == mtime:
+        # a failed file is read again even if its bytes are the same: the cause may have been passing; so is one left
+        # unread for want of Tesseract, once it is installed
+        same = record is not None and record.size == size and record.mtime == mtime
+        if record and same and record.status != "failed" and not ocr.now_readable(record.reason):
             self.unchanged += 1
-            if record.status != "indexed" or record.reason:
+            if (record.status != "indexed" or record.reason) and not ocr.quiet(record.reason):
                 self.issues.append(FileIssue(path, record.status, record.reason or ""))
             return None
-        # a failed file is read again even if its bytes are the same: the cause may have been passing
-        return path, record.hash if record and record.status != "failed" else None
+        return path, record.hash if record and record.status != "failed" and not same else None
 
     def _files_of(self, path: Path, rules: IgnoreRules, found: set[str]) -> list[tuple[str, int, float]]:
         """(path, size, time) of the documents a file walked holds: itself, or an archive's members. A file gone
@@ -262,7 +265,8 @@ class IndexingRun:
         removed = self.store.record_unindexed(outcome.path, outcome.size, outcome.mtime, outcome.hash,
                                               outcome.status, outcome.reason or "")
         self._remove_vectors(removed)
-        self.issues.append(FileIssue(outcome.path, outcome.status, outcome.reason or ""))
+        if not ocr.quiet(outcome.reason):  # an image without text is recorded, not reported (readers/ocr.py)
+            self.issues.append(FileIssue(outcome.path, outcome.status, outcome.reason or ""))
 
     def _flush(self) -> None:
         if not self._pending:

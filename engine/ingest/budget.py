@@ -166,6 +166,13 @@ def last_words(path: Path) -> tuple[str, str] | None:
     return said["path"], said["reason"]
 
 
+def deadline() -> float | None:
+    """When (``time.monotonic``) the budget of the file this thread reads ends, or None when it reads none under a
+    budget: a reader that runs a program of its own (Tesseract) ends it before then, rather than being ended."""
+    watch = _WATCHDOG.watches.get(threading.get_ident())
+    return watch.deadline if watch is not None else None
+
+
 def within_budget(limits: Limits, kill: bool, read: Callable[[], T], what: str = "") -> T:
     """``read()`` within ``limits.read_seconds``, or ReadError("took longer than N s to read"). With ``kill`` (only in
     a reader process) the process ends with :data:`OVER_BUDGET_EXIT` if ``read`` has not stopped ``GRACE_SECONDS``

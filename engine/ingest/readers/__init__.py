@@ -15,7 +15,7 @@ import stat
 from pathlib import Path
 
 from engine.errors import ReadError
-from engine.ingest.readers import compressed, epub, html, message, office, pdf, rtf, text  # noqa: F401 - importing registers them
+from engine.ingest.readers import compressed, epub, html, image, message, office, pdf, rtf, text  # noqa: F401 - importing registers them
 from engine.ingest.readers.base import Block, Document, Limits, Reader, reader_for_extension, readers, register
 from engine.ingest.readers.clean import clean_document
 from engine.ingest.readers.guard import megabytes
@@ -42,8 +42,8 @@ _SNIFF_BYTES = 8192
 # Formats that are binary by definition: declined by name, without opening the file.
 BINARY_EXTENSIONS = frozenset(
     (
-        # images
-        ".png .jpg .jpeg .gif .bmp .tif .tiff .webp .ico .icns .heic .heif .psd .raw .cr2 .nef .dng .xcf"
+        # images (PNG, JPEG and TIFF are read through OCR: readers/image.py)
+        ".gif .bmp .webp .ico .icns .heic .heif .psd .raw .cr2 .nef .dng .xcf"
         # audio and video
         " .mp3 .wav .flac .ogg .oga .m4a .aac .wma .opus .aiff .mid .mp4 .m4v .mkv .avi .mov .wmv .webm .flv .mpg"
         " .mpeg .3gp"

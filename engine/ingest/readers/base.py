@@ -49,6 +49,9 @@ class Limits:
     that draws one glyph run 200,000 times became 200,000 sentences, 492 MB of index and 151 s of work; 120 seconds to
     read a file, and 4 GB of resident memory for a reader process reading it (``engine.ingest.budget``,
     docs/decisions/0012-reader-time-budget.md).
+
+    ``ocr_languages``: the Tesseract languages scanned pages and images are read in (``("eng", "deu")``); empty, the
+    default, reads English and every other language Tesseract has installed (``engine.ingest.readers.ocr``).
     """
 
     max_file_bytes: int = 100_000_000
@@ -59,6 +62,7 @@ class Limits:
     read_seconds: float = 120.0
     max_reader_bytes: int = 4_000_000_000
     ignore: tuple[str, ...] = field(default_factory=tuple)
+    ocr_languages: tuple[str, ...] = ()
 
 
 class Reader(Protocol):

@@ -107,7 +107,9 @@ def attachments(msg: EmailMessage) -> list[tuple[str, Message]]:
         return []
     for number, part in enumerate(parts, 1):
         name = _name(part, number)
-        if name is None or reader_for_extension(Path(name)) is None:
+        reader = reader_for_extension(Path(name)) if name is not None else None
+        # images are left out though Tesseract reads them: logos and signatures, on every message (decision 0043)
+        if name is None or reader is None or reader.name == "image":
             continue
         if name in taken:
             name = f"{number}-{name}"

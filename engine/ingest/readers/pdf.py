@@ -12,6 +12,7 @@ pdfium is not thread-safe; the engine reads files in worker processes, one docum
 from __future__ import annotations
 
 import ctypes
+import math
 import re
 import statistics
 import unicodedata
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import ReadError
+from engine.ingest.readers import ocr
 from engine.ingest.readers.base import Block, Document, Limits, register
 from engine.ingest.readers.guard import parser_errors, short_cause
 from engine.ingest.readers.text import short_title
@@ -30,6 +32,7 @@ from engine.text.sentences import carries_on
 
 if TYPE_CHECKING:
     import pypdfium2 as pdfium
+    from PIL import Image
 
 # A character with its loose box (font ascent to descent, so all glyphs of a line share top and bottom):
 # (text, left, bottom, right, top) in PDF points, y growing upwards.
@@ -57,6 +60,7 @@ _NEXT_LINE = 3.0  # the most a line may be below the previous one in the same co
 _PARAGRAPH_GAP = 0.3  # space between lines beyond the usual line spacing that separates paragraphs
 _FONT_CHANGE = 0.2  # relative change of line height that ends a paragraph (a heading)
 _MAX_PAGE_WIDTH = 14_400  # points: PDF's own limit (200 inches); beyond it coordinates are garbage
+_LISTED_PAGES = 5  # pages named in a note on pages not read; the others are counted
 _MIN_GLYPHS_PER_PIECE = 2  # below this the text is not horizontal and pdfium's own order is used
 
 _JUNK_TITLE = re.compile(
@@ -379,8 +383,12 @@ def _open(data: bytes) -> pdfium.PdfDocument:
         raise ReadError(f"corrupt PDF: {known or short_cause(e)}") from e
 
 
-def _read_pages(pdf: pdfium.PdfDocument) -> list[list[str]]:
-    pages = []
+def _read_pages(pdf: pdfium.PdfDocument) -> tuple[list[list[str]], list[int]]:
+    """Each page's paragraphs, and the indexes of the pages with none that have something drawn on them: scanned
+    pages, or text drawn as curves, for OCR. A blank page is not one."""
+    import pypdfium2.raw as pdfium_c
+
+    pages, scanned = [], []
     for index in range(len(pdf)):
         page = pdf[index]
         try:
@@ -389,13 +397,44 @@ def _read_pages(pdf: pdfium.PdfDocument) -> list[list[str]]:
                 pages.append(_page_texts(textpage))
             finally:
                 textpage.close()
+            if not pages[-1] and pdfium_c.FPDFPage_CountObjects(page.raw) > 0:
+                scanned.append(index)
         finally:
             page.close()
-    return pages
+    return pages, scanned
+
+
+def _render(pdf: pdfium.PdfDocument, index: int) -> Image.Image:
+    """Page ``index`` as a grey image at OCR's resolution, or smaller where that would pass its pixel limit."""
+    page = pdf[index]
+    try:
+        width, height = page.get_size()
+        scale = min(ocr.DPI / 72, math.sqrt(ocr.MAX_PIXELS / max(width * height, 1.0)))
+        return page.render(scale=scale, grayscale=True).to_pil().copy()  # a copy outlives pdfium's bitmap
+    finally:
+        page.close()
+
+
+def _page_list(indexes: list[int]) -> str:
+    """"page 3", "pages 3, 5, 9", "pages 3, 5, 9, 12, 14 and 7 more" for 0-based ``indexes``."""
+    shown = ", ".join(str(i + 1) for i in indexes[:_LISTED_PAGES])
+    more = f" and {len(indexes) - _LISTED_PAGES} more" if len(indexes) > _LISTED_PAGES else ""
+    return f"page{'s' if len(indexes) > 1 else ''} {shown}{more}"
+
+
+def _read_scans(pdf: pdfium.PdfDocument, pages: list[list[str]], scanned: list[int], limits: Limits) -> str | None:
+    """The ``scanned`` pages' paragraphs through Tesseract, put into ``pages``; a note on what was not read."""
+    tesseract = ocr.Tesseract.for_file(limits)
+    if tesseract is None:
+        return f"{_page_list(scanned)} not read: {ocr.NO_TEXT_LAYER}" if any(pages) else ocr.NO_TEXT_LAYER
+    read, note = tesseract.pages((index + 1, _render(pdf, index)) for index in scanned)
+    for number, texts in read:
+        pages[number - 1] = texts
+    return note
 
 
 class PdfReader:
-    """PDF files with a text layer; scanned pages without one are declined, as there is no OCR."""
+    """PDF files: the text layer, and pages without one read through Tesseract where it is installed."""
 
     name = "pdf"
     isolate = True  # pdfium can spend minutes and gigabytes in C on a tiny file (decision 0012)
@@ -406,16 +445,17 @@ class PdfReader:
         with parser_errors("PDF"):
             pdf = _open(path.read_bytes())
             try:
-                pages = _read_pages(pdf)
+                pages, scanned = _read_pages(pdf)
+                note = _read_scans(pdf, pages, scanned, limits) if scanned else None
                 title = (pdf.get_metadata_dict().get("Title") or "").strip()
             finally:
                 pdf.close()
         blocks = tuple(Block(text, number) for number, texts in enumerate(pages, 1) for text in texts)
         if not blocks:
-            raise ReadError("no text layer (scanned PDF? OCR is not supported)", status="skipped")
+            raise ReadError(note or f"no text layer{', and OCR found no text' if scanned else ''}", status="skipped")
         if not title or _JUNK_TITLE.fullmatch(title):
             title = short_title(pages[0][0] if pages[0] else None, path)
-        return Document(title=title, blocks=blocks, kind=self.name)
+        return Document(title=title, blocks=blocks, kind=self.name, note=note)
 
 
 register(PdfReader())
