@@ -116,7 +116,7 @@ def test_pages_that_are_all_links_and_e_book_chapters_keep_their_text() -> None:
     assert "Topic number 7" in [b.text for b in markup_texts(index)[1]]
     chapter = (b"<html><body><p>The ship sailed at dawn.<a href='#n1'>1</a></p><aside epub:type='footnote' "
                b"id='n1'><p>Dawn on the fourth of May.</p></aside><nav><ol><li>Chapter 1</li></ol></nav></body></html>")
-    assert [b.text for b in html_texts(chapter, chapter=True)[1]] == ["The ship sailed at dawn.1",
+    assert [b.text for b in html_texts(chapter, whole=True)[1]] == ["The ship sailed at dawn.1",
                                                                       "Dawn on the fourth of May."]
 
 

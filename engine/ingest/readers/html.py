@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from engine.ingest.readers.base import Block, Document, Limits, register
 from engine.ingest.readers.guard import parser_errors
-from engine.ingest.readers.html_main import chapter_chrome, main_text
+from engine.ingest.readers.html_main import main_text, nav_and_footer_out
 from engine.ingest.readers.html_tables import table_rows
 from engine.ingest.readers.text import decode
 
@@ -137,16 +137,17 @@ def _title(soup: BeautifulSoup) -> str:
     return heading if rest and (rest[0] in _TITLE_SEPARATORS or rest[-1] in _TITLE_SEPARATORS) else title
 
 
-def html_texts(data: bytes, chapter: bool = False) -> tuple[str, list[Block]]:
+def html_texts(data: bytes, whole: bool = False) -> tuple[str, list[Block]]:
     """The title ("" if the page has none) and the blocks of an HTML or XHTML document: a web page's main text, or
-    with ``chapter`` an e-book's chapter less its <nav> and <footer> (:func:`html_main.chapter_chrome`)."""
+    with ``whole`` all of it but its <nav> and <footer> (an e-book's chapter, an e-mail's body:
+    :func:`html_main.nav_and_footer_out`)."""
     from bs4.dammit import EncodingDetector
 
     declared = EncodingDetector.find_declared_encoding(data, is_html=True)
-    return markup_texts(decode(data, declared), chapter)
+    return markup_texts(decode(data, declared), whole)
 
 
-def markup_texts(markup: str, chapter: bool = False) -> tuple[str, list[Block]]:
+def markup_texts(markup: str, whole: bool = False) -> tuple[str, list[Block]]:
     """:func:`html_texts` of markup already decoded (an e-mail's HTML body, decoded by its MIME charset)."""
     soup = _soup(markup)
     for tag in soup.find_all(_DROPPED_TAGS):
@@ -154,8 +155,8 @@ def markup_texts(markup: str, chapter: bool = False) -> tuple[str, list[Block]]:
     title = _title(soup)
     if soup.head:
         soup.head.decompose()
-    if chapter:
-        chapter_chrome(soup)
+    if whole:
+        nav_and_footer_out(soup)
         return title, _walk(soup)
     return title, _walk(main_text(soup))
 

@@ -165,9 +165,10 @@ def _linked(tag: Tag, sizes: dict[int, tuple[int, int]]) -> bool:
     return links > LINK_DENSITY * chars
 
 
-def chapter_chrome(soup: BeautifulSoup) -> None:
-    """An e-book chapter's <nav> and <footer>, taken out where the chapter holds more (its <aside>s are footnotes,
-    and its link lists notes and indexes, so the rest of :func:`main_text` does not apply)."""
+def nav_and_footer_out(soup: BeautifulSoup) -> None:
+    """Take out a document's <nav> and <footer> where it holds more: all the rest of :func:`main_text` spares an
+    e-book's chapter (its <aside>s are footnotes, its link lists notes and indexes) and an e-mail's body (a line
+    that is mostly a link, "The draft: <a>https://...</a>", is what a message says)."""
     body = soup.body or soup
     sizes = _measure(body)
     _drop(body, list(_pruned(body, lambda tag, _inside: tag.name in ("nav", "footer"))), sizes, 0)

@@ -158,7 +158,7 @@ def _body(msg: EmailMessage, notes: list[str]) -> list[Block]:
             notes.append(f"body's charset {charset[:40]!r} could not be used: its encoding was guessed")
         text = decode(data)  # the text reader's guess: UTF-8, Windows-1252, then charset_normalizer
     if part.get_content_type() == "text/html":
-        return markup_texts(text)[1]
+        return markup_texts(text, whole=True)[1]  # all of a message is its own, even a line of one link
     return [Block(p) for p in paragraphs(_unquoted(text) if _is_reply(msg) else text)]
 
 
