@@ -8,6 +8,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -17,9 +18,9 @@ from engine.errors import ReadError
 from engine.ingest import readers
 from engine.ingest.archive import describe, member_of, unpacked
 from engine.ingest.documents import NewDocument, SentenceRecord
-from engine.ingest.readers.base import Document, Limits
+from engine.ingest.readers.base import Block, Document, Limits
 from engine.text.paths import readable
-from engine.text.sentences import iter_spans
+from engine.text.sentences import iter_spans, verbatim_spans
 
 # Passages are what BM25 scores: long enough to hold a query's words when they are spread over neighbouring
 # sentences, short enough that the best passage of a long document is still a readable snippet. 250 words keep
@@ -82,20 +83,16 @@ def sentences_of(doc: Document, limit: int | None = None) -> tuple[SentenceRecor
     A run of one sentence repeated is kept once: it adds nothing to find, and "Go now." written 500,000 times in a
     4 MB file became 500,000 sentences and 1.2 GB of memory.
     """
-    parts: list[str] = []
+    blocks = [block for block in doc.blocks if block.text.strip()]
     starts: list[int] = []
-    pages: list[int | None] = []
     position = 0
-    for block in doc.blocks:
-        if not block.text.strip():
-            continue
+    for block in blocks:
         starts.append(position)
-        pages.append(block.page)
-        parts.append(block.text)
         position += len(block.text) + 2
-    text = "\n\n".join(parts)
+    pages = [block.page for block in blocks]
+    text = "\n\n".join(block.text for block in blocks)
     out: list[SentenceRecord] = []
-    for start, end in iter_spans(text):
+    for start, end in _spans(text, blocks, starts):
         clean = " ".join(text[start:end].split())  # spans are trimmed: this only collapses inner whitespace
         if out and out[-1].text == clean:
             continue
@@ -104,6 +101,24 @@ def sentences_of(doc: Document, limit: int | None = None) -> tuple[SentenceRecor
         page = pages[bisect.bisect_right(starts, start) - 1] if starts else None
         out.append(SentenceRecord(text=clean, start=start, end=end, page=page, hash=sentence_hash(clean)))
     return tuple(out)
+
+
+def _spans(text: str, blocks: list[Block], starts: list[int]) -> Iterator[tuple[int, int]]:
+    """The sentence spans of the blocks joined as ``text``: a verbatim block (code) is one sentence
+    (:func:`verbatim_spans`), the runs of blocks between split by :func:`iter_spans`, in one call over the whole text
+    where no block is verbatim."""
+    run_start = 0
+    for block, start in zip(blocks, starts):
+        if not block.verbatim:
+            continue
+        if start > run_start:
+            yield from ((run_start + a, run_start + b) for a, b in iter_spans(text[run_start:start]))
+        yield from verbatim_spans(text, start, start + len(block.text))
+        run_start = start + len(block.text) + 2
+    if run_start == 0:
+        yield from iter_spans(text)
+    elif run_start < len(text):
+        yield from ((run_start + a, run_start + b) for a, b in iter_spans(text[run_start:]))
 
 
 def passages_of(sentences: tuple[SentenceRecord, ...]) -> tuple[tuple[int, int], ...]:

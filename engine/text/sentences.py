@@ -281,6 +281,22 @@ def iter_spans(text: str, splitter: Splitter | str | None = None) -> Iterator[tu
         block_start = brk.end() if brk else len(text)
 
 
+def verbatim_spans(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, int]]:
+    """(start, end) offsets of a block of code or other preformatted text, ``text[start:end]``: the block as one
+    sentence, trimmed, cut at line ends into pieces of at most MAX_SENTENCE_CHARS (a longer line at whitespace, as
+    :func:`iter_spans` cuts). :func:`iter_spans` would end a sentence after every short line without a full stop
+    that a capital follows, which is most lines of code ("heap = []" / "Heapify(x)")."""
+    start, end = _trimmed(text, start, len(text) if end is None else end)
+    while start < end:
+        cut = text.rfind("\n", start + 1, start + MAX_SENTENCE_CHARS + 1) if end - start > MAX_SENTENCE_CHARS else -1
+        piece_end = cut if cut > start else end
+        for a, b in _cut_long(text, start, piece_end):
+            a, b = _trimmed(text, a, b)
+            if b > a and any(ch.isalnum() for ch in text[a:b]):
+                yield a, b
+        start, _ = _trimmed(text, piece_end, end)
+
+
 def split_sentences(text: str, splitter: Splitter | str | None = None) -> list[str]:
     """The sentences of ``text`` as strings (see :func:`split_spans`)."""
     return [text[a:b] for a, b in split_spans(text, splitter)]

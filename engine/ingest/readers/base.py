@@ -16,10 +16,13 @@ class Block:
     """A run of text that no sentence crosses (a paragraph, a table cell, a slide's text box).
 
     ``page`` is the 1-based page (PDF) or slide (PPTX) the text is on, or None where a format has no pages.
+    ``verbatim``: code or other preformatted text, whose lines are not sentences: it is kept as one sentence (cut at
+    line ends only where it is longer than a sentence may be), not split after every short line.
     """
 
     text: str
     page: int | None = None
+    verbatim: bool = False
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from engine.ingest.readers.base import Block, Document
+from engine.ingest.readers.base import Document
 
 # ECMA-48: CSI (ESC [ ... final byte, "\x1b[1m"), OSC and other strings ended by BEL or ST ("\x1b]0;title\x07"),
 # then any other two-character escape ("\x1b(B", "\x1bM"); and a character struck over by a backspace, the bold
@@ -46,7 +46,7 @@ def clean_text(text: str) -> str:
 def clean_document(doc: Document) -> Document:
     """``doc`` with its title and blocks cleaned (:func:`clean_text`); blocks left empty are dropped."""
     cleaned = ((b, clean_text(b.text)) for b in doc.blocks)
-    blocks = tuple(b if text is b.text else Block(text, b.page) for b, text in cleaned if text.strip())
+    blocks = tuple(b if text is b.text else replace(b, text=text) for b, text in cleaned if text.strip())
     title = clean_text(doc.title)
     return replace(doc, title=title if title is doc.title else " ".join(title.split()), blocks=blocks)
 

@@ -32,7 +32,7 @@ class EpubReader:
                 item = book.get_item_with_id(idref)
                 if item is None or item.get_type() != ebooklib.ITEM_DOCUMENT or isinstance(item, epub.EpubNav):
                     continue
-                blocks += (Block(text) for text in html_texts(item.get_content())[1])
+                blocks += html_texts(item.get_content(), whole=True)[1]
             titles = book.get_metadata("DC", "title")
         title = str(titles[0][0]).strip() if titles else ""
         return Document(title=title or path.stem, blocks=tuple(blocks), kind=self.name)

@@ -2,7 +2,9 @@
 
 Every block-level element becomes its own block, so that a sentence never runs from a heading into the paragraph
 below it or from one table cell into the next; text directly inside a block (a div with loose text) is a block
-too. Scripts, styles and everything in <head> but the title are dropped.
+too. Scripts, styles and everything in <head> but the title are dropped. A web page is read for its main text
+(``html_main``: no menus, sidebars, footers or link lists); a data table row by row, each row naming its cells by
+their headers (``html_tables``); code (<pre>) as one verbatim block (docs/decisions/0044-html-main-text.md).
 
 BeautifulSoup is imported when the first page is read: a process that reads none does not pay for it
 (docs/decisions/0008-reader-pool-sizes.md).
@@ -17,6 +19,8 @@ from typing import TYPE_CHECKING
 
 from engine.ingest.readers.base import Block, Document, Limits, register
 from engine.ingest.readers.guard import parser_errors
+from engine.ingest.readers.html_main import main_text, nav_and_footer_out
+from engine.ingest.readers.html_tables import table_rows
 from engine.ingest.readers.text import decode
 
 if TYPE_CHECKING:
@@ -30,8 +34,6 @@ _BLOCK_TAGS = frozenset(
 _DROPPED_TAGS = ("script", "style", "noscript", "template", "svg")
 # What sets a site's name off from a page's own title ("Post | Site", "Site - Post", "Site » Post").
 _TITLE_SEPARATORS = frozenset("|-–—·:»/")
-# A page's menus and footers, not its text (see _drop_page_chrome).
-_PAGE_CHROME = ("nav", "footer")
 _SPACE = re.compile(r"\s+")
 
 
@@ -55,7 +57,7 @@ class _Blocks:
     """Collects the text between block boundaries; <br> starts a new line within the block."""
 
     def __init__(self) -> None:
-        self.blocks: list[str] = []
+        self.blocks: list[Block] = []
         self._lines: list[list[str]] = [[]]
 
     def add(self, text: str) -> None:
@@ -67,15 +69,33 @@ class _Blocks:
     def end(self) -> None:
         text = "\n".join(line for line in (_clean("".join(parts)) for parts in self._lines) if line)
         if text:
-            self.blocks.append(text)
+            self.blocks.append(Block(text))
         self._lines = [[]]
+
+    def verbatim(self, text: str) -> None:
+        """Code, whose whitespace is the point: kept as it is, one block (not a sentence per short line)."""
+        self.end()
+        text = text.strip("\n")
+        if text.strip():
+            self.blocks.append(Block(text, verbatim=True))
 
 
 # Pushed on the walk's stack after a block element's children, to close that block.
 _END_OF_BLOCK = object()
 
 
-def _walk(root: Tag) -> list[str]:
+def _code_block(tag: Tag) -> bool:
+    """A <code> of lines with nothing beside it in its parent: a listing written without <pre>."""
+    if tag.name != "code" or "\n" not in tag.get_text().strip() or tag.parent is None:
+        return False
+    return all(sibling is tag or not str(sibling).strip() for sibling in tag.parent.contents)
+
+
+def _cell_text(cell: Tag) -> str:
+    return _clean(" ".join(block.text for block in _walk(cell)))
+
+
+def _walk(root: Tag) -> list[Block]:
     # An explicit stack rather than recursion: hostile or generated pages nest deeper than Python's call stack.
     from bs4 import NavigableString, Tag
     from bs4.element import PreformattedString
@@ -92,11 +112,11 @@ def _walk(root: Tag) -> list[str]:
         elif isinstance(node, Tag):
             if node.name == "br":
                 out.line_break()
-            elif node.name == "pre":
+            elif node.name == "pre" or _code_block(node):
+                out.verbatim(node.get_text())
+            elif node.name == "table" and (rows := table_rows(node, _cell_text)) is not None:
                 out.end()
-                text = node.get_text().strip("\n")
-                if text.strip():
-                    out.blocks.append(text)  # whitespace is the point of <pre>: keep it as it is
+                out.blocks += (Block(row) for row in rows)
             else:
                 if node.name in _BLOCK_TAGS:
                     out.end()
@@ -117,26 +137,17 @@ def _title(soup: BeautifulSoup) -> str:
     return heading if rest and (rest[0] in _TITLE_SEPARATORS or rest[-1] in _TITLE_SEPARATORS) else title
 
 
-def _drop_page_chrome(soup: BeautifulSoup) -> None:
-    """Take out the page's menus and footers (<nav>, <footer>): a saved blog post's "Home | Recipes | About" and
-    "Cookie settings | Privacy policy" were passages of it. Kept where they are all the page holds (a site map)."""
-    chrome = soup.find_all(_PAGE_CHROME)
-    outermost = [tag for tag in chrome if tag.find_parent(_PAGE_CHROME) is None]
-    body = soup.body or soup
-    if outermost and len(body.get_text(strip=True)) > sum(len(tag.get_text(strip=True)) for tag in outermost):
-        for tag in outermost:
-            tag.decompose()
-
-
-def html_texts(data: bytes) -> tuple[str, list[str]]:
-    """The title ("" if the page has none) and the block texts of an HTML or XHTML document."""
+def html_texts(data: bytes, whole: bool = False) -> tuple[str, list[Block]]:
+    """The title ("" if the page has none) and the blocks of an HTML or XHTML document: a web page's main text, or
+    with ``whole`` all of it but its <nav> and <footer> (an e-book's chapter, an e-mail's body:
+    :func:`html_main.nav_and_footer_out`)."""
     from bs4.dammit import EncodingDetector
 
     declared = EncodingDetector.find_declared_encoding(data, is_html=True)
-    return markup_texts(decode(data, declared))
+    return markup_texts(decode(data, declared), whole)
 
 
-def markup_texts(markup: str) -> tuple[str, list[str]]:
+def markup_texts(markup: str, whole: bool = False) -> tuple[str, list[Block]]:
     """:func:`html_texts` of markup already decoded (an e-mail's HTML body, decoded by its MIME charset)."""
     soup = _soup(markup)
     for tag in soup.find_all(_DROPPED_TAGS):
@@ -144,8 +155,10 @@ def markup_texts(markup: str) -> tuple[str, list[str]]:
     title = _title(soup)
     if soup.head:
         soup.head.decompose()
-    _drop_page_chrome(soup)
-    return title, _walk(soup)
+    if whole:
+        nav_and_footer_out(soup)
+        return title, _walk(soup)
+    return title, _walk(main_text(soup))
 
 
 class HtmlReader:
@@ -161,7 +174,7 @@ class HtmlReader:
         """The page's visible text, a block per paragraph or cell; its <title> or first heading."""
         with parser_errors("HTML"):
             title, texts = html_texts(path.read_bytes())
-        return Document(title=title or path.stem, blocks=tuple(Block(text) for text in texts), kind=self.name)
+        return Document(title=title or path.stem, blocks=tuple(texts), kind=self.name)
 
 
 register(HtmlReader())

@@ -141,7 +141,7 @@ def payload(part: Message) -> bytes:
     return data if isinstance(data, bytes) else b""
 
 
-def _body(msg: EmailMessage, notes: list[str]) -> list[str]:
+def _body(msg: EmailMessage, notes: list[str]) -> list[Block]:
     """The paragraphs of the message's body: text/plain preferred, else its HTML's text."""
     try:
         part = msg.get_body(preferencelist=("plain", "html"))
@@ -160,8 +160,8 @@ def _body(msg: EmailMessage, notes: list[str]) -> list[str]:
             notes.append(f"body's charset {charset[:40]!r} could not be used: its encoding was guessed")
         text = decode(data)  # the text reader's guess: UTF-8, Windows-1252, then charset_normalizer
     if part.get_content_type() == "text/html":
-        return markup_texts(text)[1]
-    return paragraphs(_unquoted(text) if _is_reply(msg) else text)
+        return markup_texts(text, whole=True)[1]  # all of a message is its own, even a line of one link
+    return [Block(p) for p in paragraphs(_unquoted(text) if _is_reply(msg) else text)]
 
 
 def _is_reply(msg: Message) -> bool:
@@ -199,7 +199,7 @@ def message_document(msg: EmailMessage, kind: str) -> Document:
         notes.append("Date header could not be read: its file's time is used")
     blocks = [Block("\n".join(shown))] if shown else []
     try:
-        blocks += [Block(p) for p in _body(msg, notes)]
+        blocks += _body(msg, notes)
     except ReadError:
         raise
     except Exception as e:  # a body no decoding reads: the headers are still a document
