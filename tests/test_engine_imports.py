@@ -94,7 +94,7 @@ def test_only_the_cluster_layer_knows_shards_and_ray() -> None:
 
 # Parser libraries a reader imports when it reads its first file of that format (docs/decisions/0008): every
 # process start (the CLI, the app's index process, each reader process) would otherwise pay for all of them.
-PARSERS = ("docx", "pptx", "odf", "bs4", "ebooklib", "pypdfium2", "charset_normalizer", "lxml")
+PARSERS = ("docx", "pptx", "PIL", "bs4", "ebooklib", "pypdfium2", "charset_normalizer", "lxml")
 
 _PARSERS_PROBE = textwrap.dedent(
     """
@@ -123,7 +123,7 @@ def test_the_reader_pool_imports_no_parser_until_a_file_of_its_format_is_read(tm
     pdf = docgen.make_pdf(tmp_path)
     out = run_probe(_PARSERS_PROBE, pdf, ",".join(PARSERS))
     assert out["at_start"] == []
-    assert out["names"] == sorted(["compressed", "docx", "email", "epub", "html", "markdown", "odt", "pdf", "pptx", "rst",
-                                   "rtf", "table", "text"])
+    assert out["names"] == sorted(["compressed", "docx", "email", "epub", "html", "image", "markdown", "odt", "pdf",
+                                   "pptx", "rst", "rtf", "table", "text"])
     assert out["kind"] == "pdf"
     assert out["after_pdf"] == ["pypdfium2"]
