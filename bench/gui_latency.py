@@ -8,6 +8,8 @@ present, else generated text), then drives the real window offscreen:
   idle index and once while a second folder is being indexed;
 - event-loop lag: a 10 ms timer on the GUI thread while a folder is indexed, from the drop to the searcher's reload;
   lag = how late each tick fired (and, apart, while a fresh window loads the engine, before any indexing);
+- the window's memory: this process's resident set (Linux) after the idle queries, each typed key by key (a search
+  per pause in typing, then its explanations), as issue 56 counts it ("after 20 searches");
 - window usable: a fresh process launched with ``--startup-probe`` prints when its first event-loop turn after
   ``show()`` ran; the wall time from spawning it to that line, median of 3.
 
@@ -193,6 +195,16 @@ def prepared_index(folder: Path, sentences: int) -> tuple[list[str], dict]:
     return phrases, build
 
 
+def resident_mb() -> float | None:
+    """This process's resident memory now, in MB (None where /proc is not there)."""
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return None
+    kb = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), None)
+    return None if kb is None else round(kb / 1024, 1)
+
+
 def launch_times(index_dir: Path, runs: int = 3) -> tuple[list[float], list[float], list[float]]:
     """Seconds from spawning `quire-app --startup-probe` to its window taking input and to its engine loaded, and
     the worst event-loop lag (ms) in between, while the engine loads beside the window."""
@@ -254,6 +266,7 @@ def main() -> None:
         sample = rng.sample(phrases, min(args.queries, len(phrases)))
         typing_latency(app, window, sample[:3], args.key_ms)  # warm-up: model, page cache
         idle, idle_engine = typing_latency(app, window, sample, args.key_ms)
+        resident = resident_mb()
         # indexing in the background: lag of the GUI thread, and typing while it runs
         window.add_paths([str(tmp / "live")])
         busy, _ = typing_latency(app, window, sample[: max(5, args.queries // 3)], args.key_ms)
@@ -291,6 +304,7 @@ def main() -> None:
                                     "max": round(max(idle), 1), "n": len(idle),
                                     "engine_search_p50": round(percentile(idle_engine, 50), 1),
                                     "engine_search_p95": round(percentile(idle_engine, 95), 1)},
+        "resident_mb_after_queries": {"mb": resident, "queries": len(sample)},
         "keystroke_to_results_while_indexing_ms": {
             "p50": round(percentile(busy, 50), 1), "p95": round(percentile(busy, 95), 1), "n": len(busy),
             "indexing_still_running_after": still_running},
@@ -317,6 +331,7 @@ def main() -> None:
          f"{result['keystroke_to_results_ms']['p95']} ms", "p95 <= 100 ms"),
         ("  of which engine search p50 / p95", f"{result['keystroke_to_results_ms']['engine_search_p50']} / "
          f"{result['keystroke_to_results_ms']['engine_search_p95']} ms", ""),
+        (f"the window's resident memory after {len(sample)} queries", f"{resident} MB", "<= 400 MB (issue 56)"),
         ("same, while indexing p50 / p95", f"{result['keystroke_to_results_while_indexing_ms']['p50']} / "
          f"{result['keystroke_to_results_while_indexing_ms']['p95']} ms", ""),
         ("event-loop lag while indexing p99 / max", f"{result['event_loop_lag_while_indexing_ms']['p99']} / "
