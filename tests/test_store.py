@@ -160,10 +160,10 @@ def test_coded_search_finds_the_exact_nearest_among_many_rows(store, monkeypatch
     index, ids, v = _graph(store, 3000, seed=8)
     assert index.coded
     for q, label in zip(v[:30], ids[:30]):
-        assert index.search(q, 1, ef=200)[0].tolist() == [int(label)]
+        assert index.search(q, 1, candidates=200)[0].tolist() == [int(label)]
     stored_ids, stored = store.vectors("m")
     exact = stored_ids[np.argsort(-(stored @ stored[0]), kind="stable")[:10]]
-    assert index.search(stored[0], 10, ef=3000)[0].tolist() == exact.tolist()
+    assert index.search(stored[0], 10, candidates=3000)[0].tolist() == exact.tolist()
     index.remove(ids[:2990])
     assert sorted(index.search(v[0], 50)[0].tolist()) == sorted(ids[2990:].tolist())
 

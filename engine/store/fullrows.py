@@ -20,7 +20,7 @@ from engine.store.topk import best_k
 
 
 class FullRows:
-    """Vectors by label (sentence id), appended as the graph grows, hidden as it marks labels deleted."""
+    """Vectors by label (sentence id), appended as an index grows, hidden as its sentences are removed."""
 
     def __init__(self, dim: int, codes: SignProjection | None = None) -> None:
         self._labels = np.zeros(0, np.int64)
@@ -140,15 +140,13 @@ class FullRows:
 
     def compacted(self) -> FullRows:
         """The live rows alone, with their codes, in label order."""
-        alive = self._alive[: self._count]
-        labels = self._labels[: self._count][alive]
-        order = np.argsort(labels, kind="stable")
+        live = np.flatnonzero(self._alive[: self._count])
+        kept = live[np.argsort(self._labels[live], kind="stable")]
         rows = FullRows(self._matrix.shape[1], self.projection)
-        rows._labels, rows._alive = labels[order], np.ones(labels.size, bool)
-        rows._matrix = self._matrix[: self._count][alive][order]
+        rows._labels, rows._alive, rows._matrix = self._labels[kept], np.ones(kept.size, bool), self._matrix[kept]
         if self.projection is not None:
-            rows._codes = np.ascontiguousarray(self._codes[:, : self._count][:, alive][:, order])
-        rows._count = labels.size
+            rows._codes = np.ascontiguousarray(self._codes[:, kept])
+        rows._count = kept.size
         return rows
 
     def _rows(self, labels: np.ndarray) -> np.ndarray:

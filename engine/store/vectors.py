@@ -196,18 +196,16 @@ class VectorIndex:
     def _load_exact(self, store: Store) -> None:
         """Hold every stored vector, for an exact scan; the saved rows, if any, are left as they are (a writer's
         save deletes them)."""
-        self.wait()
-        with self._lock:
+        self._rebuild(store)
+        if self._rows is None:  # no vectors yet: still an exact index, whose sidecar says so
             self._rows = FullRows(self.dim)
-            self._unsaved = True  # the sidecar, at least, may be older
-        for ids, vectors in store.vector_batches(self.method):
-            self._insert(ids, vectors)
 
     def _rebuild(self, store: Store) -> None:
+        """Every stored vector read again from the database (coded once they reach EXACT_BELOW)."""
         self.wait()
         with self._lock:
             self._rows = None
-            self._unsaved = True
+            self._unsaved = True  # the sidecar, at least, may be older
         for ids, vectors in store.vector_batches(self.method):
             self._insert(ids, vectors)
 
@@ -339,11 +337,11 @@ class VectorIndex:
         with self._lock:
             return self._rows.get(wanted)
 
-    def search(self, query: np.ndarray, k: int, ef: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def search(self, query: np.ndarray, k: int, candidates: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(sentence ids, cosine similarities) of the ``k`` nearest sentences, best first. With codes, the
-        ``CODE_CANDIDATES`` (or ``ef``, or ``k``, the most of them) nearest by code are scored exactly."""
+        ``candidates`` (CODE_CANDIDATES by default, at least 4 ``k``) nearest by code are scored exactly."""
         query = np.asarray(query, dtype=np.float32).reshape(-1)
         with self._lock:
             if self._rows is None:
                 return np.zeros(0, np.int64), np.zeros(0, np.float32)
-            return self._rows.nearest(query, k, max(ef or CODE_CANDIDATES, 4 * k))
+            return self._rows.nearest(query, k, max(candidates or CODE_CANDIDATES, 4 * k))
