@@ -28,6 +28,7 @@ from pathlib import Path, PurePosixPath
 
 from engine.errors import ReadError
 from engine.ingest import mail
+from engine.ingest.documents import Listed
 from engine.ingest.readers.base import Limits
 from engine.ingest.readers.guard import short_cause
 from engine.ingest.readers.unpack import copy_within
@@ -48,16 +49,6 @@ _FOLDER = "a folder"
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _DAMAGE = (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, NotImplementedError, RuntimeError,
            OSError)
-
-
-@dataclass(frozen=True)
-class _Entry:
-    """A member as its container lists it: its name inside, unpacked size, time stamp, and whether it is encrypted."""
-
-    name: str
-    size: int
-    mtime: float
-    encrypted: bool = False
 
 
 @dataclass(frozen=True)
@@ -93,7 +84,7 @@ def members(archive: Path, limits: Limits, rules: IgnoreRules) -> tuple[list[Mem
             infos = opened.infolist()
         # the declared sizes only: each member's bytes are counted when it is unpacked, so listing stays one read
         check_declared(infos, archive.stat().st_size, limits, fmt)
-        return _worth_reading(archive, [_Entry(i.filename, i.file_size, _timestamp(i), bool(i.flag_bits & 0x1))
+        return _worth_reading(archive, [Listed(i.filename, i.file_size, _timestamp(i), bool(i.flag_bits & 0x1))
                                         for i in infos], rules)
     except ReadError:
         raise
@@ -110,19 +101,18 @@ def _mail_members(box: Path, limits: Limits, rules: IgnoreRules) -> tuple[list[M
         st = box.stat()
         itself = Member(str(box), st.st_size, st.st_mtime)
         try:  # the message is read whatever its attachments are
-            found, note = _worth_reading(box, [_Entry(p.name, p.size, p.mtime) for p in mail.parts(box, limits)],
-                                         rules)
+            found, note = _worth_reading(box, mail.parts(box, limits), rules)
         except Exception:
             log.debug("attachments of %s not listed", box, exc_info=True)
             found, note = [], None
         return [itself, *found], note
-    return _worth_reading(box, [_Entry(p.name, p.size, p.mtime) for p in mail.parts(box, limits)], rules)
+    return _worth_reading(box, mail.parts(box, limits), rules)
 
 
-def _worth_reading(archive: Path, entries: list[_Entry], rules: IgnoreRules) -> tuple[list[Member], str | None]:
+def _worth_reading(archive: Path, entries: list[Listed], rules: IgnoreRules) -> tuple[list[Member], str | None]:
     """:func:`members` of a listing that passed its size checks."""
     left_out: Counter[str] = Counter()
-    by_name: dict[str, _Entry] = {}
+    by_name: dict[str, Listed] = {}
     for entry in entries:
         problem = _name_problem(entry.name) or ("encrypted" if entry.encrypted else None)
         if problem is not None:
@@ -201,11 +191,10 @@ def describe(archive: Path, name: str, limits: Limits) -> Member:
     """The member ``name`` of ``archive`` as its listing gives it; ReadError when it is gone or the archive damaged."""
     with _member_errors(archive):
         if not _is_zip(archive):
-            part = mail.part(archive, name, limits)
-            return _member(archive, _Entry(part.name, part.size, part.mtime))
+            return _member(archive, mail.part(archive, name, limits))
         with zipfile.ZipFile(archive) as opened:
             info = opened.getinfo(name)
-            return _member(archive, _Entry(info.filename, info.file_size, _timestamp(info)))
+            return _member(archive, Listed(info.filename, info.file_size, _timestamp(info)))
 
 
 @contextmanager
@@ -244,7 +233,7 @@ def _unpack(archive: Path, name: str, limits: Limits, target: Path) -> Path:
         return target
 
 
-def _member(archive: Path, entry: _Entry) -> Member:
+def _member(archive: Path, entry: Listed) -> Member:
     return Member(os.path.join(archive, *PurePosixPath(entry.name).parts), entry.size, entry.mtime)
 
 

@@ -6,6 +6,17 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
+class Listed:
+    """A document as its container lists it (a zip archive's member, a mailbox's message or attachment): its name
+    inside ("notes/a.txt", "3", "3/report.pdf"), unpacked size, time stamp, and whether it is encrypted."""
+
+    name: str
+    size: int
+    mtime: float
+    encrypted: bool = False
+
+
+@dataclass(frozen=True)
 class SentenceRecord:
     """A sentence as the ingest step produced it; offsets are into the document's extracted text."""
 

@@ -18,13 +18,13 @@ import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from email.message import EmailMessage, Message
 from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any, cast
 
 from engine.errors import ReadError
+from engine.ingest.documents import Listed
 from engine.ingest.readers import BINARY_EXTENSIONS, reader_for_extension
 from engine.ingest.readers.base import Limits
 from engine.ingest.readers.guard import megabytes, short_cause
@@ -42,15 +42,6 @@ _SNIFF_BYTES = 1024
 # mailbox, often a message and its attachments, which would otherwise each list the mailbox and parse the message.
 _OPEN_BOXES = 2
 _PARSED = 4
-
-
-@dataclass(frozen=True)
-class Part:
-    """A message or attachment in a mailbox: its name inside it ("3", "3/report.pdf"), length and time."""
-
-    name: str
-    size: int
-    mtime: float
 
 
 def is_mailbox(path: Path) -> bool:
@@ -134,7 +125,7 @@ def _message(box: Path, name: str, limits: Limits) -> tuple[bytes, EmailMessage]
     return _parsed(str(box), _stamp(box), name, limits)
 
 
-def parts(box: Path, limits: Limits) -> list[Part]:
+def parts(box: Path, limits: Limits) -> list[Listed]:
     """The messages of ``box`` and their attachments that a reader reads; raises ReadError for a mailbox that
     cannot be opened. A message that cannot be parsed is listed alone: its record says why when it is read."""
     fallback = os.stat(box).st_mtime
@@ -142,7 +133,7 @@ def parts(box: Path, limits: Limits) -> list[Part]:
         names = [""] if _is_eml(box) else list(_opened(str(box), _stamp(box))[1])
     except (OSError, mailbox.Error, ValueError) as e:
         raise ReadError(f"mailbox could not be listed ({short_cause(e)})") from e
-    out: list[Part] = []
+    out: list[Listed] = []
     for name in names:
         try:
             out += _message_parts(box, name, limits, fallback)
@@ -150,22 +141,22 @@ def parts(box: Path, limits: Limits) -> list[Part]:
             continue  # gone since the listing (a Maildir message moved from new/ to cur/ keeps its key)
         except Exception:  # listed alone; reading it gives the reason
             log.debug("message %s of %s not parsed for its attachments", name, box, exc_info=True)
-            out.append(Part(name, 0, fallback))
+            out.append(Listed(name, 0, fallback))
     return out
 
 
-def _message_parts(box: Path, name: str, limits: Limits, fallback: float) -> list[Part]:
+def _message_parts(box: Path, name: str, limits: Limits, fallback: float) -> list[Listed]:
     """The message ``name`` (none for an ``.eml``, whose file is its document) and its attachments."""
     try:
         data, msg = _message(box, name, limits)
     except ReadError:  # too large or no message: listed, so that its record says so
         with _message_file(box, name) as f:
-            return [Part(name, _length(f), fallback)] if name else []
+            return [Listed(name, _length(f), fallback)] if name else []
     when = date_of(msg)
     mtime = fallback if when is None else when
     prefix = f"{name}/" if name else ""
-    found = [Part(name, len(data), mtime)] if name else []
-    return found + [Part(prefix + file_name, _encoded_size(part), mtime) for file_name, part in attachments(msg)]
+    found = [Listed(name, len(data), mtime)] if name else []
+    return found + [Listed(prefix + file_name, _encoded_size(part), mtime) for file_name, part in attachments(msg)]
 
 
 def _encoded_size(part: Message) -> int:
@@ -182,7 +173,7 @@ def split(box: Path, name: str) -> tuple[str, str | None]:
     return message, attachment or None
 
 
-def part(box: Path, name: str, limits: Limits) -> Part:
+def part(box: Path, name: str, limits: Limits) -> Listed:
     """The message or attachment ``name`` of ``box`` as :func:`parts` lists it; KeyError when it is gone."""
     message, attachment = split(box, name)
     fallback = os.stat(box).st_mtime
