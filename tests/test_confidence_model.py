@@ -117,3 +117,12 @@ def test_the_shipped_models_read_the_features_the_engine_computes():
     assert ConfidenceModels.from_json(data) == models
     assert any(w != 0 for w in models.refined.weights)  # a fitted model, not a placeholder
     assert shipped("no-such-method") == models  # a method without its own is judged by the static one's
+
+
+def test_without_a_second_look_a_later_document_never_shows_a_higher_number():
+    # the first model reads each document's z on its own: one ranked lower may read higher, and is shown no higher
+    evidence, context = _evidence([1.0, 3.0, 2.0]), F.QueryContext(0.0, 1.0, 1000, False)
+    scored = gate.score(evidence, context, _models(), None, reorder=True)
+    read = _models().first.probability(F.first_features(evidence, context), F.FIRST)
+    assert scored.order == (0, 1, 2) and read[1] > read[0]  # the second reads higher than the first
+    assert list(scored.probability) == sorted(scored.probability, reverse=True)
