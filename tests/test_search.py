@@ -357,3 +357,18 @@ def test_a_searching_store_maps_the_whole_file_and_an_indexing_one_keeps_the_nar
         assert window(indexing) == SQLITE_MMAP_BYTES
     finally:
         indexing.close()
+
+
+def test_context_is_two_sentences_either_side_of_the_shown_one(tmp_path: Path) -> None:
+    # enough of the passage's setting to judge it by, and no more: two sentences before it and two after
+    lines = ["The ferry leaves the harbour at dawn.", "Gulls follow it past the lighthouse.",
+             "Passengers drink coffee on the upper deck.", "The captain announces a storm warning at noon.",
+             "Waves break over the bow for an hour.", "The ship reaches the island by evening.",
+             "Porters carry the luggage up the hill."]
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "ferry.txt").write_text(" ".join(lines), encoding="utf-8")
+    with Index(tmp_path / "index", config=IndexConfig(workers=0)) as index:
+        index.add([tmp_path / "docs"])
+        best = index.search(lines[3], k=1, mode="semantic").results[0]
+    assert best.sentence == lines[3]
+    assert (best.context_before, best.context_after) == (tuple(lines[1:3]), tuple(lines[4:6]))
