@@ -262,3 +262,20 @@ def test_the_passage_shown_is_the_one_that_answers(tmp_path: Path, case: str) ->
         for mode in modes:
             top = index.search(query, mode=mode).results[0]
             assert Path(top.path).name == name and top.sentence.startswith(answer), (mode, top.sentence)
+
+
+def test_hybrid_shows_the_document_about_the_query_above_one_holding_more_of_its_words(tmp_path: Path) -> None:
+    # meaning and words share the fused score: a passage on the subject, with one of the query's words, comes before
+    # one that holds two of them in a sentence on something else
+    files = {**THREE_FILES,
+             "trains.txt": "Timetable notes\n\nThe overnight sleeper to Vienna leaves at 22:10 from platform 4. Sleeper "
+                           "cabins must be booked a week ahead. Breakfast is served before arrival.\n",
+             "ski.txt": "Winter sport\n\nAustria trains its ski jumpers hard. The team from Austria won the event "
+                        "again. Snow fell all afternoon.\n"}
+    (tmp_path / "docs").mkdir()
+    for name, text in files.items():
+        (tmp_path / "docs" / name).write_text(text, encoding="utf-8")
+    with Index(tmp_path / "index") as index:
+        index.add([tmp_path / "docs"])
+        shown = index.search("overnight train to Austria", k=5, include_weak=True, explain=False).results
+    assert [Path(r.path).name for r in shown[:2]] == ["trains.txt", "ski.txt"]
