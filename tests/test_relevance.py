@@ -30,11 +30,17 @@ THREE_FILES = {
 }
 
 
+def write_folder(docs: Path, files: dict[str, str]) -> Path:
+    """``docs`` (made where missing) holding each of ``files``: name to text."""
+    docs.mkdir(exist_ok=True)
+    for name, text in files.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    return docs
+
+
 @pytest.fixture(scope="module")
 def three_files(tmp_path_factory) -> Index:
-    docs = tmp_path_factory.mktemp("three")
-    for name, text in THREE_FILES.items():
-        (docs / name).write_text(text, encoding="utf-8")
+    docs = write_folder(tmp_path_factory.mktemp("three"), THREE_FILES)
     index = Index(tmp_path_factory.mktemp("db"))
     index.add([docs])
     yield index
@@ -151,8 +157,7 @@ def test_a_document_is_shown_by_its_sentence_with_most_evidence_not_its_best_pas
     options = " ".join(f"Option group {i} of GNU sed changes how scripts are read and printed." for i in range(12))
     (docs / "sedfaq.txt").write_text(
         f"{intro}\n\n{options} The -i option activates in-place editing of a file. {options}\n", encoding="utf-8")
-    for name, text in THREE_FILES.items():
-        (docs / name).write_text(text, encoding="utf-8")
+    write_folder(docs, THREE_FILES)
     index = Index(tmp_path / "db")
     index.add([docs])
     for mode in ("hybrid", "lexical"):
@@ -189,10 +194,7 @@ EVERYDAY = {
 @contextmanager
 def everyday_folder(tmp_path: Path, name: str, text: str) -> Iterator[Index]:
     """An index of a folder holding ``name`` (its ``text``) among THREE_FILES and EVERYDAY's files."""
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    for file, content in {name: text, **THREE_FILES, **EVERYDAY}.items():
-        (docs / file).write_text(content, encoding="utf-8")
+    docs = write_folder(tmp_path / "docs", {name: text, **THREE_FILES, **EVERYDAY})
     with Index(tmp_path / "db") as index:
         index.add([docs])
         yield index
@@ -272,10 +274,7 @@ def test_hybrid_shows_the_document_about_the_query_above_one_holding_more_of_its
                            "cabins must be booked a week ahead. Breakfast is served before arrival.\n",
              "ski.txt": "Winter sport\n\nAustria trains its ski jumpers hard. The team from Austria won the event "
                         "again. Snow fell all afternoon.\n"}
-    (tmp_path / "docs").mkdir()
-    for name, text in files.items():
-        (tmp_path / "docs" / name).write_text(text, encoding="utf-8")
     with Index(tmp_path / "index") as index:
-        index.add([tmp_path / "docs"])
+        index.add([write_folder(tmp_path / "docs", files)])
         shown = index.search("overnight train to Austria", k=5, include_weak=True, explain=False).results
     assert [Path(r.path).name for r in shown[:2]] == ["trains.txt", "ski.txt"]
