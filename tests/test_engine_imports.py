@@ -81,12 +81,13 @@ def test_engine_modules_name_no_ui_toolkit() -> None:
 
 
 def test_only_the_cluster_layer_knows_shards_and_ray() -> None:
-    """engine.cluster sits above engine.Index: no module below it may import it, nor ray, which it alone uses."""
+    """engine.cluster sits above engine.Index: no module below it may import it, nor ray, which it alone uses. The
+    package's public names sit above it (``open_index``), and load it only when one of them is used."""
     banned = re.compile(r"^\s*(?:from|import)\s+(?:engine\.cluster|ray)\b", re.MULTILINE)
     offenders = [
         f"{path.relative_to(REPO)}: {match.group().strip()}"
         for path in sorted((REPO / "engine").rglob("*.py"))
-        if "cluster" not in path.relative_to(REPO / "engine").parts
+        if "cluster" not in path.relative_to(REPO / "engine").parts and path != REPO / "engine" / "__init__.py"
         for match in banned.finditer(path.read_text(encoding="utf-8"))
     ]
     assert offenders == []

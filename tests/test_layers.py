@@ -18,7 +18,7 @@ ENGINE = Path(__file__).resolve().parent.parent / "engine"
 LAYERS = ("base", "text", "ingest", "embed", "store", "facets", "search", "indexing", "index", "cluster", "tools")
 # Modules directly in engine/, by layer; subpackages are their own layer, or a tool.
 TOP_LEVEL = {"errors": "base", "resources": "base", "blas": "base", "heap": "base", "locations": "base",
-             "config": "ingest", "index": "index", "reports": "index", "__init__": "tools"}
+             "config": "ingest", "index": "index", "reports": "index", "searchable": "index", "__init__": "tools"}
 TOOLS = {"eval", "staticbuild", "neuralhead", "onnxbuild", "_resources"}
 
 

@@ -25,17 +25,20 @@ from engine.text.paths import readable
 log = logging.getLogger(__name__)
 
 
-def index_collection(folder: Path, paths: Sequence[Path | str], shards: int, *, method: str | None = None,
-                     config: IndexConfig = IndexConfig(), cluster: str | None = None) -> IndexReport:
-    """Index ``paths`` (files and folders) into the collection at ``folder`` of ``shards`` shards, on the Ray cluster
-    at ``cluster`` ("local": one started on this machine) or, without one, shard after shard in this process with
-    its reader processes. The report adds up the shards'."""
+def index_collection(folder: Path, paths: Sequence[Path | str], shards: int | None = None, *,
+                     method: str | None = None, config: IndexConfig = IndexConfig(),
+                     cluster: str | None = None) -> IndexReport:
+    """Index ``paths`` (files and folders) into the collection at ``folder`` of ``shards`` shards (None: as many as
+    it has), on the Ray cluster at ``cluster`` ("local": one started on this machine) or, without one, shard after
+    shard in this process with its reader processes. The report adds up the shards'."""
     started = time.monotonic()
     missing = [p for p in paths if not os.path.lexists(p)]
     if missing:
         raise ConfigError(f"{readable(os.fspath(missing[0]))} does not exist; check the path")
     if not paths:
         raise ConfigError("give the files and folders to index into the collection")
+    if shards is None:
+        shards = manifests.read(folder).shards
     if method is None:  # a rerun keeps the collection's method, as one index keeps its own
         method = manifests.read(folder).method if manifests.is_collection(folder) else embed.DEFAULT_METHOD
     if wants_centring(embed.load(method)):

@@ -496,6 +496,20 @@ def run_and_report(plan: Plan, out: Path, *, say: Say = log.info) -> tuple[dict,
     return results, json_path, md_path
 
 
+def evaluate(*, data: Path | None = None, methods: Sequence[str] | None = None, quick: bool = False,
+             baselines: Sequence[str] = Plan.baselines, collections: Sequence[str] | None = None,
+             timeout: float = Plan.timeout, budget: float | None = None, out: Path | None = None,
+             say: Say = log.info) -> tuple[dict, Path, Path]:
+    """What `quire eval` runs: every benchmark of ``data`` (None: :func:`default_data_dir`) for ``methods`` (None:
+    every registered one) and ``baselines``, subsampled when ``quick``, with ``timeout`` seconds per subprocess and
+    ``budget`` seconds per method; the results, and the ``latest.json`` and ``latest.md`` written under ``out``
+    (None: :func:`default_results_dir`)."""
+    plan = Plan(data=data or default_data_dir(), methods=methods_from(methods), sizes=QUICK if quick else FULL,
+                baselines=tuple(baselines), collections=None if collections is None else tuple(collections),
+                timeout=timeout, budget=budget)
+    return run_and_report(plan, out or default_results_dir(), say=say)
+
+
 def methods_from(names: Sequence[str] | None) -> tuple[str, ...]:
     """The methods to run: the given names (possibly none), or with None every registered method."""
     from engine import embed

@@ -2,7 +2,8 @@
 
 The source is named as ``FILE``, ``FILE:PAGE`` or ``FILE#SENTENCE`` (:meth:`LikeSource.parse`). Its query is built
 from the sentences the index stored for it (:func:`like_query`), so the file need not be read again, nor even be
-still on disk; ``Index.search_like`` then searches with that query and leaves the source out of the ranking.
+still on disk; ``Index.search_like`` then searches with that query and leaves the source out of the ranking. A file
+that is not indexed (one dropped on the window) is read with the engine's readers instead (:func:`query_from_file`).
 
 Numbering follows what a search prints: ``PAGE`` is the 1-based ``page`` of a result (as a PDF viewer counts),
 ``SENTENCE`` the 0-based ``ordinal`` of `quire search --json` (0 is the document's first sentence), so a number
@@ -20,7 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.errors import ConfigError, QueryError
+from engine.errors import ConfigError, QueryError, ReadError
+from engine.ingest import readers
+from engine.ingest.extract import sentences_of
 from engine.search.query import MAX_QUERY_CHARS, MAX_QUERY_SENTENCES
 from engine.store.database import Store
 from engine.store.documents import DocumentRecord
@@ -132,6 +135,18 @@ def spread(sentences: Sequence[str]) -> list[str]:
         return []
     picked = np.unique(np.linspace(0, len(pool) - 1, min(len(pool), MAX_QUERY_SENTENCES)).round().astype(int))
     return [pool[i] for i in picked]
+
+
+def query_from_file(path: Path) -> str:
+    """The query for a file that need not be indexed: up to ``MAX_QUERY_SENTENCES`` of its sentences, read with the
+    engine's readers and picked as :func:`like_query` picks an indexed document's (:func:`spread`), as one passage.
+
+    Raises :class:`engine.errors.ReadError` (with a reason a person can read) when the file has no usable text.
+    """
+    sentences = [s.text for s in sentences_of(readers.read(path))]
+    if not sentences:
+        raise ReadError("no text found", status="skipped")
+    return SEPARATOR.join(spread(sentences))
 
 
 def _document(store: Store, path: str) -> DocumentRecord:
