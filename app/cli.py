@@ -22,19 +22,23 @@ import click
 
 from app.dates import moment
 from app.output import end_output, stdout_closed
-from engine.config import IndexConfig
-from engine.errors import QueryError, QuireError
-from engine.ingest.readers.base import Limits
-from engine.locations import default_index_dir
-from engine.search.results import Answer, Mode, named
-from engine.store import health
-from engine.store.filters import Filters
-from engine.text.pages import page_label
-from engine.text.paths import readable
+from engine import (
+    FULL_CHECK_BYTES,
+    Answer,
+    Filters,
+    IndexConfig,
+    Limits,
+    Mode,
+    QueryError,
+    QuireError,
+    default_index_dir,
+    named,
+    page_label,
+    readable,
+)
 
 if TYPE_CHECKING:
-    from engine import Index, Progress
-    from engine.cluster.collection import Collection
+    from engine import Progress, Searchable
 
 # The index and the models are imported by the commands that use them, not here: reader processes are spawned, and a
 # spawned process imports the module that started its parent (this one, for `quire index`) before it reads a file
@@ -60,22 +64,18 @@ def _cluster_option(f):
 
 def _is_collection(db: Path | None) -> TypeGuard[Path]:
     """Whether ``db`` holds a sharded collection's manifest (engine.cluster) rather than one index."""
-    from engine.cluster import manifest
+    from engine import is_collection
 
-    return manifest.is_collection(db)
+    return is_collection(db)
 
 
-def _open(db: Path | None, cluster: str | None) -> Index | Collection:
+def _open(db: Path | None, cluster: str | None) -> Searchable:
     """The index at ``db``, or the sharded collection there (engine.cluster) when it holds a manifest."""
-    if _is_collection(db):
-        from engine.cluster.collection import Collection
-
-        return Collection(db, cluster=cluster)
-    if cluster is not None:
+    if cluster is not None and not _is_collection(db):
         raise click.UsageError("--cluster works on a sharded collection (made with `quire index --shards N`)")
-    from engine import Index
+    from engine import open_index
 
-    return Index(db, create=False)
+    return open_index(db, cluster=cluster)
 
 
 def _json_option(f):
@@ -214,13 +214,11 @@ def index(paths: tuple[Path, ...], db: Path | None, method: str | None, ignore: 
     if rebuild and (shards is not None or _is_collection(db)):
         raise click.UsageError("--rebuild makes one index again; rebuild a collection's damaged shard by its folder")
     if shards is not None or _is_collection(db):
-        from engine.cluster import manifest
-        from engine.cluster.indexing import index_collection
+        from engine import index_collection
 
         if db is None:
             raise click.UsageError("a sharded collection needs its own folder: give --db DIR")
-        report = index_collection(db, list(paths), shards or manifest.read(db).shards, method=method, config=config,
-                                  cluster=cluster)
+        report = index_collection(db, list(paths), shards, method=method, config=config, cluster=cluster)
     elif cluster is not None:
         raise click.UsageError("--cluster indexes a sharded collection: give --shards N as well")
     elif rebuild:
@@ -302,7 +300,7 @@ def search(text: str | None, db: Path | None, k: int, mode: str | None, method: 
                      modified_after=since, modified_before=before)
     # --like's query is a document's sentences, not words a person chose: ranked by meaning unless told otherwise
     mode = mode or (Mode.SEMANTIC if like is not None else Mode.HYBRID).value
-    from engine.heap import freeze_long_lived, keep_freed_memory
+    from engine import freeze_long_lived, keep_freed_memory
 
     keep_freed_memory()  # this process searches: a query's large arrays reuse the last one's memory (0021)
     with _open(db, cluster) as idx:
@@ -329,7 +327,7 @@ def search(text: str | None, db: Path | None, k: int, mode: str | None, method: 
                                  f"could not be read as queries (see their \"error\" lines); the others were answered")
             return
         if like is not None:
-            from engine.search.like import LikeSource
+            from engine import LikeSource
 
             response = idx.search_like(LikeSource.parse(like), k=k, mode=mode, method=method,
                                        include_weak=include_weak, explain=explain, rerank_facets=rerank_facets,
@@ -447,7 +445,7 @@ def _highlight(text: str, highlights) -> str:
 @click.option("--files", is_flag=True, help="list every file, not only skipped and failed ones")
 @click.option("--check", is_flag=True,
               help=f"read every page of the index for damage (done anyway on an index of at most "
-                   f"{health.FULL_CHECK_BYTES >> 20} MB)")
+                   f"{FULL_CHECK_BYTES >> 20} MB)")
 @_cluster_option
 @_json_option
 @_handle_errors
@@ -477,7 +475,7 @@ def status(db: Path | None, files: bool, check: bool, cluster: str | None, as_js
 def remove(paths: tuple[Path, ...], db: Path | None, as_json: bool) -> None:
     """Remove files, or everything under folders, from the index."""
     if _is_collection(db):
-        from engine.cluster.indexing import remove_from_collection
+        from engine import remove_from_collection
 
         n = remove_from_collection(db, list(paths))
     else:
@@ -499,13 +497,12 @@ def embed(method: str, input_path: Path, output_path: Path) -> None:
     """Embed texts with any method (for benchmarks and other tools)."""
     import numpy as np
 
-    from engine import embed as embedders
-    from engine.embed.centre import encode_collection
+    from engine import encode_collection, load_embedder
 
     lines = input_path.read_text(encoding="utf-8").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    vectors = encode_collection(embedders.load(method), lines)
+    vectors = encode_collection(load_embedder(method), lines)
     np.save(output_path, vectors.astype(np.float32))
     click.echo(f"{vectors.shape[0]:,} x {vectors.shape[1]} vectors written to {output_path}", err=True)
 
@@ -529,19 +526,14 @@ def embed(method: str, input_path: Path, output_path: Path) -> None:
 def eval_(data: Path | None, methods: str | None, baselines: str, collections: str | None, quick: bool,
           out: Path | None, timeout: float, budget_minutes: float, as_json: bool) -> None:
     """Benchmark every method: STS-B, EvalRank, retrieval through the product, speed; writes latest.json/.md."""
-    from engine.eval import harness
+    from engine import evaluate
 
-    plan = harness.Plan(
-        data=data or harness.default_data_dir(),
-        methods=harness.methods_from(None if methods is None else [m for m in methods.split(",") if m]),
-        sizes=harness.QUICK if quick else harness.FULL,
-        baselines=tuple(b for b in baselines.split(",") if b),
-        collections=None if collections is None else tuple(c for c in collections.split(",") if c),
-        timeout=timeout,
-        budget=budget_minutes * 60 if budget_minutes > 0 else None,
-    )
-    results, json_path, md_path = harness.run_and_report(plan, out or harness.default_results_dir(),
-                                                         say=lambda line: click.echo(line, err=True))
+    results, json_path, md_path = evaluate(
+        data=data, methods=None if methods is None else [m for m in methods.split(",") if m], quick=quick,
+        baselines=[b for b in baselines.split(",") if b],
+        collections=None if collections is None else [c for c in collections.split(",") if c], timeout=timeout,
+        budget=budget_minutes * 60 if budget_minutes > 0 else None, out=out,
+        say=lambda line: click.echo(line, err=True))
     click.echo(json.dumps(results) if as_json else md_path.read_text(encoding="utf-8"))
     click.echo(f"written: {json_path}, {md_path}", err=True)
 

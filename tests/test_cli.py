@@ -257,6 +257,19 @@ def test_embed_writes_unit_rows(tmp_path: Path) -> None:
     assert np.all(vectors[2] == 0)
 
 
+def test_eval_runs_what_its_options_ask(tmp_path: Path) -> None:
+    """`quire eval` hands its options to engine.evaluate: no method, the BM25 baseline, one collection, subsampled."""
+    out = tmp_path / "results"
+    code, output = run("eval", "--data", str(Path(__file__).parent / "data" / "bench"), "--methods", "",
+                       "--baselines", "bm25", "--collections", "tiny", "--quick", "--out", str(out))
+    assert code == 0, output
+    results = json.loads((out / "latest.json").read_text(encoding="utf-8"))
+    assert results["quick"] is True and list(results["collections"]) == ["tiny"]
+    assert results["encoders"] == [] and [row["system"] for row in results["retrieval"]] == [
+        "BM25 (bm25s, whole documents)"]
+    assert "Retrieval nDCG@10" in (out / "latest.md").read_text(encoding="utf-8")
+
+
 def test_missing_index_is_one_readable_line(tmp_path: Path) -> None:
     for command in (["search", RIGEL], ["status"], ["remove", "x"]):
         code, out = run(*command, "--db", str(tmp_path / "none"))

@@ -12,13 +12,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from engine import SearchResult
-    from engine.search.results import Explanation, Mode
+    from engine import Explanation, Mode, SearchResult
 
 
 def query_words(query: str) -> tuple[str, ...]:
     """The query's content words as the ranking counts them (stop words left out unless there are no others)."""
-    from engine.text.terms import query_terms  # loaded by now: a query was answered
+    from engine import query_terms  # loaded by now: a query was answered
 
     return tuple(t.word for t in query_terms(query))
 
@@ -43,7 +42,7 @@ def headline(e: Explanation, asked: Sequence[str] | None, mode: Mode | None) -> 
     ``mode``: the search's, which says what ranked the results (semantic mode looks up the words too, but only to
     judge whether anything is relevant); None: the ranks alone tell.
     """
-    from engine.search.results import named  # loaded by now: a query was answered
+    from engine import named  # loaded by now: a query was answered
 
     matched = e.matched_terms
     # Mode is a str enum: compared by value, the engine's module need not load on the GUI thread for this

@@ -29,7 +29,7 @@ from app.gui.workers import (
     SearchWorker,
     start_thread,
 )
-from engine.store.filters import Filters
+from engine import Filters
 
 log = logging.getLogger(__name__)
 

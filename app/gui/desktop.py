@@ -58,7 +58,7 @@ class Opener(QObject):
     @Slot(object)
     def open(self, request: OpenRequest) -> None:
         """Start what opens ``request``; a failure arrives through ``failed``."""
-        from engine.errors import ReadError  # the engine is loaded by the time results show
+        from engine import ReadError  # the engine is loaded by the time results show
 
         try:
             request = local_request(request, Path(self._copies.name))

@@ -9,8 +9,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QWidget
 
-from engine.store.filters import Filters
-from engine.text.paths import readable
+from engine import Filters, readable
 
 # What a person calls a type of file, and the file name extensions of each (the readers' formats, grouped).
 TYPES: dict[str, tuple[str, ...]] = {

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.text.paths import readable
+from engine import readable
 
 if TYPE_CHECKING:
     from engine import IndexStatus

@@ -74,9 +74,7 @@ def serve(folder: str | None, cancel: Event, pipe: Connection) -> None:
 def run(folder: str | None, request: IndexRequest | RemoveRequest, cancel: Event, pipe: Connection) -> None:
     """Run one request and report back through ``pipe``."""
     from app.gui.errors import describe
-    from engine import Index, IndexConfig
-    from engine.cluster import manifest
-    from engine.errors import Cancelled, IndexReadOnlyError
+    from engine import Cancelled, Index, IndexConfig, IndexReadOnlyError, is_collection
 
     last = 0.0
 
@@ -88,7 +86,7 @@ def run(folder: str | None, request: IndexRequest | RemoveRequest, cancel: Event
             pipe.send(("progress", p))
 
     try:
-        if folder is not None and manifest.is_collection(Path(folder)):
+        if folder is not None and is_collection(Path(folder)):
             raise IndexReadOnlyError(f"{folder} is a sharded collection: the app searches it, `quire index --db` "
                                      f"changes it")
         if isinstance(request, RemoveRequest):

@@ -6,7 +6,6 @@ without launching anything; :mod:`app.gui.desktop` runs the commands and watches
 
 from __future__ import annotations
 
-import shutil
 import sys
 import tempfile
 from dataclasses import dataclass, replace
@@ -14,7 +13,7 @@ from pathlib import Path
 
 from app.gui.open_at_line import MAX_SCAN_BYTES, line_command, line_of, text_mimes
 from app.gui.open_at_page import page_command
-from engine.text.pages import page_label
+from engine import page_label
 
 
 @dataclass(frozen=True)
@@ -71,22 +70,13 @@ def local_request(request: OpenRequest, copies: Path) -> OpenRequest:
     into ``copies`` under its own name and opened there (revealing shows the archive), and so is the file inside a
     compressed one (``FAQ.gz`` opens as ``FAQ``: no viewer opens a .gz); other paths are unchanged. Raises
     engine.errors.ReadError when the file can no longer be unpacked."""
-    from engine.ingest.archive import member_of, unpacked  # on the opening thread, as in _line
-    from engine.ingest.readers.base import Limits
-    from engine.ingest.readers.compressed import is_compressed, unpack_into
+    from engine import file_holding, is_packed, unpacked_copy  # on the opening thread, as in _line
 
     path = Path(request.path)
-    inside = member_of(path)
-    if request.reveal or (inside is None and not (is_compressed(path) and path.is_file())):
-        return request if inside is None else replace(request, path=str(inside[0]))
-    folder = Path(tempfile.mkdtemp(prefix="member-", dir=copies))
-    if inside is None:
-        copy = unpack_into(path, folder, Limits())
-    else:
-        with unpacked(*inside, Limits()) as member:
-            copy = Path(shutil.copy2(member, folder / member.name))
-    copy.chmod(0o444)  # a copy: edits to it would not reach the archive
-    return replace(request, path=str(copy))
+    if request.reveal or not is_packed(path):
+        shown = file_holding(path)
+        return request if shown == path else replace(request, path=str(shown))
+    return replace(request, path=str(unpacked_copy(path, Path(tempfile.mkdtemp(prefix="member-", dir=copies)))))
 
 
 def launch_for(request: OpenRequest, platform: str = sys.platform) -> Launch:
@@ -114,12 +104,11 @@ def _where(request: OpenRequest) -> str:
 
 def _line(request: OpenRequest) -> int | None:
     """The passage's line in its file, read as the indexer decoded it; None when the file is not text."""
-    from engine.errors import ReadError  # on the opening thread: the engine is loaded by the time results show
-    from engine.ingest.readers.text import decode
+    from engine import ReadError, decode_text  # on the opening thread: the engine is loaded by the time results show
 
     try:
         if Path(request.path).stat().st_size > MAX_SCAN_BYTES:
             return None
-        return line_of(decode(Path(request.path).read_bytes()), request.sentence, request.start)
+        return line_of(decode_text(Path(request.path).read_bytes()), request.sentence, request.start)
     except (OSError, ReadError):
         return None

@@ -134,8 +134,7 @@ def _wait(emitted, timeout_s: float, until=lambda *_: True):
 
 def _sample_query(path: str) -> str:
     """A sentence of an indexed document (the longest of its first ten), so the self-test has a known answer."""
-    from engine.ingest.extract import extract
-    from engine.ingest.readers.base import Limits
+    from engine import Limits, extract
 
     document = extract(path, Limits()).document
     if document is None:
@@ -233,7 +232,7 @@ def open_window(args: argparse.Namespace, settings: Settings | None = None) -> M
 
 
 def _index_dir(args: argparse.Namespace) -> Path:
-    from engine.locations import default_index_dir
+    from engine import default_index_dir
 
     return args.index if args.index is not None else default_index_dir()
 
@@ -275,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
-    from engine.heap import keep_freed_memory
+    from engine import keep_freed_memory
 
     # the app keeps searching: a query's large arrays reuse the last one's memory (docs/decisions/0021); its
     # indexing runs in spawned processes, which keep the C library's defaults

@@ -13,8 +13,7 @@ from PySide6.QtWidgets import QTextBrowser, QToolButton, QVBoxLayout, QWidget
 from app.gui.breakdown import breakdown_html, query_words
 from app.gui.delegate import mark_css
 from app.gui.results_model import chips, highlight_html
-from engine.text.pages import page_label
-from engine.text.paths import readable
+from engine import page_label, readable
 
 if TYPE_CHECKING:
     from engine import Mode, SearchResult
@@ -24,7 +23,7 @@ def flowed(texts: Sequence[str], pieces: Sequence[str]) -> str:
     """The ``pieces`` (the HTML of ``texts``, a passage's sentences in order) run together as the file's lines run: a
     line break before and after a sentence that does not end like one, or a list's item, so that "Rent and deposit"
     is not read as the start of "Rent and deposit The monthly rent is ...", spaces elsewhere."""
-    from engine.text.sentences import ends_like_sentence, is_list_item  # loaded by the time results show
+    from engine import ends_like_sentence, is_list_item  # loaded by the time results show
 
     # a list's item is a line of its own too, with a full stop or without ("£50,000. 1. The crew of four ...")
     running = [ends_like_sentence(t) and not is_list_item(t) for t in texts]

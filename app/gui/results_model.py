@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
 
-from engine.text.pages import page_label
-from engine.text.paths import readable
+from engine import page_label, readable
 
 if TYPE_CHECKING:
     from engine import SearchResponse, SearchResult
@@ -53,7 +52,7 @@ class Chip:
     def described(self) -> str:
         """"clinic, hospital, patients — near your word 'doctor'": a query word the facet holds "matches" it, one only
         close in meaning is "near" it (a new user read "parsley — matches your word 'basil'" as a false claim)."""
-        from engine.text.terms import stem  # loaded by now: chips come with an answer
+        from engine import stem  # loaded by now: chips come with an answer
 
         said = ", ".join(self.about)
         held = {stem(w) for w in self.about}

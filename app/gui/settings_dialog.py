@@ -51,9 +51,9 @@ class _DeviceProbe(QObject):
     def run(self) -> None:
         import importlib.util
 
-        from engine.embed.device import detect
+        from engine import detect_device
 
-        self.found.emit(detect(), importlib.util.find_spec("torch") is not None)
+        self.found.emit(detect_device(), importlib.util.find_spec("torch") is not None)
 
 
 class _SpeedProbe(QObject):
@@ -64,8 +64,7 @@ class _SpeedProbe(QObject):
         self.method = method
 
     def run(self) -> None:
-        from engine.embed.speed import sentences_per_second
-        from engine.errors import QuireError
+        from engine import QuireError, sentences_per_second
 
         try:
             rate = sentences_per_second(self.method)
@@ -79,7 +78,7 @@ class SettingsDialog(QDialog):
     """Edits the preferences in :mod:`app.gui.settings`; ``accept`` writes them."""
 
     def __init__(self, settings: Settings, parent: QWidget | None = None, *, sentences: int = 0) -> None:
-        from engine import embed
+        from engine import DEFAULT_METHOD, embedding_methods
 
         super().__init__(parent)
         self.setWindowTitle("quire settings")
@@ -93,11 +92,11 @@ class SettingsDialog(QDialog):
             self.mode.addItem(label, mode)
         self.mode.setCurrentIndex(max(0, self.mode.findData(settings.get(S.SEARCH_MODE))))
         self.method = QComboBox()
-        self._default_method = embed.DEFAULT_METHOD
-        for name in embed.names():
+        self._default_method = DEFAULT_METHOD
+        for name in embedding_methods():
             self.method.addItem(name, name)
             self.method.setItemData(self.method.count() - 1, METHOD_NOTES.get(name, ""), Qt.ItemDataRole.ToolTipRole)
-            if name != embed.DEFAULT_METHOD:  # until the probe says whether torch is there
+            if name != DEFAULT_METHOD:  # until the probe says whether torch is there
                 self._method_item(self.method.count() - 1).setEnabled(False)
         self.method.setCurrentIndex(max(0, self.method.findData(settings.get(S.METHOD))))
         self.method_note = QLabel(wordWrap=True)

@@ -48,8 +48,7 @@ from app.gui.settings import Settings
 from app.gui.settings_dialog import MODE_LABELS, SettingsDialog
 from app.gui.watcher import FolderWatcher
 from app.gui.wording import duration_text
-from engine.store.filters import NOTHING_PASSES
-from engine.text.pages import page_label
+from engine import NOTHING_PASSES, page_label
 
 if TYPE_CHECKING:  # the engine loads on the worker threads, after the window is up
     from engine import IndexStatus, Progress, SearchResponse, SearchResult
@@ -326,7 +325,7 @@ class MainWindow(QMainWindow):
     def _on_engine_ready(self, folder: str) -> None:
         from PySide6.QtGui import QIcon
 
-        from engine.resources import resource_path  # loaded by now, on the search thread
+        from engine import resource_path  # loaded by now, on the search thread
 
         self.watcher.set_index_dir(Path(folder))
         if QGuiApplication.windowIcon().isNull():

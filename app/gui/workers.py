@@ -23,26 +23,12 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from app.gui.errors import describe
 from app.gui.index_process import ChildFailed, IndexProcess, IndexRequest, RemoveRequest
-from engine.store.filters import Filters
+from engine import Filters
 
 if TYPE_CHECKING:
-    from engine import Index, SearchResponse, SearchResult
-    from engine.cluster.collection import Collection
+    from engine import Searchable, SearchResponse, SearchResult
 
 log = logging.getLogger(__name__)
-
-def open_index(folder: Path | None, **options) -> Index | Collection:
-    """``engine.Index(folder, **options)``, imported here so the window can show before the engine loads; a sharded
-    collection's folder opens as its :class:`engine.cluster.collection.Collection`, searched on threads here, which
-    answers the same reads (search, more like this, explain, status)."""
-    from engine import Index
-    from engine.cluster import manifest
-
-    if manifest.is_collection(folder):
-        from engine.cluster.collection import Collection
-
-        return Collection(folder)
-    return Index(folder, **options)
 
 
 @dataclass(frozen=True)
@@ -107,11 +93,15 @@ class _IndexReader(QObject):
     def __init__(self, folder: Path | None, latest: Generations) -> None:
         super().__init__()
         self.folder, self.latest = folder, latest
-        self._index: Index | Collection | None = None
+        self._index: Searchable | None = None
 
-    def _open(self) -> Index | Collection:
+    def _open(self) -> Searchable:
+        # imported here, on the worker's thread, so the window can show before the engine loads; a sharded
+        # collection's folder opens as its collection, searched on threads here
+        from engine import open_index
+
         if self._index is None:
-            self._index = open_index(self.folder, create=False)
+            self._index = open_index(self.folder)
         return self._index
 
     @Slot()
@@ -135,11 +125,10 @@ class SearchWorker(_IndexReader):
     @Slot()
     def load(self) -> None:
         """Import the engine and its default model on this thread, then say where the index is."""
-        from engine import embed
-        from engine.locations import default_index_dir
+        from engine import DEFAULT_METHOD, default_index_dir, load_embedder
 
         self.folder = self.folder or default_index_dir()
-        embed.load(embed.DEFAULT_METHOD)
+        load_embedder(DEFAULT_METHOD)
         self.ready.emit(str(self.folder))
 
     @Slot(object)
@@ -155,22 +144,20 @@ class SearchWorker(_IndexReader):
     @Slot(object)
     def search_like(self, request: PassageQuery) -> None:
         """Documents like a result's passage (Ctrl+M), unless a newer query was already submitted."""
-        from engine.search.like import LikeSource
+        from engine import LikeSource
 
         self._answer(request, lambda index: index.search_like(
             LikeSource(request.path, sentence=request.ordinal), k=request.k, mode=request.mode,
             include_weak=request.include_weak, explain=False, within=request.within,
             second_look=request.second_look))
 
-    def _answer(self, request: QueryRequest | PassageQuery, ask: Callable[[Index | Collection], SearchResponse]
-                ) -> None:
+    def _answer(self, request: QueryRequest | PassageQuery, ask: Callable[[Searchable], SearchResponse]) -> None:
         """Emit what ``ask`` returns for the index, or a readable message; nothing when the request is stale."""
-        from engine.errors import IndexNotFoundError
+        from engine import IndexNotFoundError, freeze_long_lived
 
         generation = request.generation
         if generation < self.latest.current:
             return
-        from engine.heap import freeze_long_lived
 
         try:
             response = ask(self._open())
@@ -185,7 +172,7 @@ class SearchWorker(_IndexReader):
     @Slot(bool)
     def status(self, files: bool) -> None:
         """Emit the index's status (with every file when ``files``)."""
-        from engine.errors import IndexNotFoundError
+        from engine import IndexNotFoundError
 
         try:
             self.status_ready.emit(self._open().status(files=files))
@@ -210,8 +197,7 @@ class SearchWorker(_IndexReader):
         Reopening happens here, before the next run starts, because opening a graph that is behind the database
         catches it up and saves it, which must not race the indexer's own saves.
         """
-        from engine.errors import IndexNotFoundError
-        from engine.heap import thaw
+        from engine import IndexNotFoundError, thaw
 
         if self._index is not None and self._index.is_current():
             self.reloaded.emit()  # the run changed no sentence: the graph already loaded is the index's
@@ -268,8 +254,7 @@ class FileReader(QObject):
         """Read ``request.path`` with the engine's readers; skipped when a newer query came first."""
         if request.generation < self.latest.current:
             return
-        from app.gui.query_from_file import query_from_file
-        from engine.errors import ReadError
+        from engine import ReadError, query_from_file
 
         name = Path(request.path).name
         try:
