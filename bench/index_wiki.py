@@ -15,6 +15,7 @@ Prints a table and writes bench/results/index_wiki.json; every number is recompu
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import json
 import logging
@@ -24,6 +25,7 @@ import resource
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Self
 
@@ -35,6 +37,7 @@ from engine.embed.wordtok import WordTokenizer
 from engine.heap import freeze_long_lived, keep_freed_memory
 from engine.store import postings
 from engine.store.database import Store
+from engine.store.openings import Openings
 from engine.store.scansettings import CODE_CANDIDATES, EXACT_BELOW
 from engine.store.signcodes import BITS
 
@@ -176,6 +179,17 @@ def latency(idx: Index, queries: list[str], mode: str, explain: bool = True, sec
             "cpu_p95_ms": float(np.percentile(cpu, 95))}
 
 
+@contextlib.contextmanager
+def openings_read_at_query_time() -> Iterator[None]:
+    """The second look as it was before the indexer stored openings: every query reads its documents' openings."""
+    stored = Openings.vectors
+    Openings.vectors = lambda self, doc_ids: {}  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Openings.vectors = stored  # type: ignore[method-assign]
+
+
 def exact_top_k(idx: Index, query_vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """(ids, cosines) of each query's exact top ``k`` over the stored vectors, read in batches so that a full-size
     index is never in memory twice (the vectors are already in memory)."""
@@ -234,10 +248,12 @@ def index_and_measure(args: argparse.Namespace, scratch: Path) -> dict:
     articles, text_bytes = write_articles(args.corpus, args.files, docs)
     log.info("wrote %d articles (%.1f MB) in %.1f s", articles, text_bytes / 1e6, time.perf_counter() - started)
     config = IndexConfig(workers=args.workers, facets=args.facets)
+    phases: dict[str, float] = {}  # when each phase was first reported
     with Index(index_dir, method=args.method, config=config) as idx:
         started, cpu_started, readers_started = time.perf_counter(), cpu_seconds(), child_cpu_seconds()
         with StageClock() as clock:
-            report = idx.add([docs], method=args.method)
+            report = idx.add([docs], method=args.method,
+                             progress=lambda p: phases.setdefault(p.phase, time.perf_counter()))
         wall, cpu = time.perf_counter() - started, cpu_seconds() - cpu_started
         stages = clock.by_stage(cpu, child_cpu_seconds() - readers_started)
         sentences = idx.status().sentences
@@ -247,6 +263,8 @@ def index_and_measure(args: argparse.Namespace, scratch: Path) -> dict:
         "cpu_seconds": round(cpu, 2), "sentences_per_cpu_second": round(sentences / cpu, 1),
         "mb_per_second": round(text_bytes / 1e6 / wall, 2), "peak_rss_gb": round(peak_rss_gb(), 3),
         "facets": args.facets, "skipped": len(report.issues),
+        # the last phase: the documents' openings read for the second look (engine.indexing.openings)
+        "openings_wall_seconds": round(phases["done"] - phases.get("openings", phases["done"]), 1),
         "cpu_seconds_by_stage": {k: round(v, 1) for k, v in stages.items() if v > 0},
     }
     return {**result, **measure_queries(index_dir)}
@@ -267,6 +285,8 @@ def measure_queries(index_dir: Path) -> dict:
         # ones (the second look), which `quire search --queries --no-explain` returns
         lat["hybrid_first"] = latency(idx, queries, "hybrid", explain=False, second_look=False)
         lat["hybrid_refined"] = latency(idx, queries, "hybrid", explain=False)
+        with openings_read_at_query_time():  # beside it, the diagnostic: no stored opening
+            lat["hybrid_refined_openings_read_now"] = latency(idx, queries, "hybrid", explain=False)
         recall, recall_ties = recall_at_k(idx, queries, RECALL_K)
         agreement = lexical_agreement(idx, queries, RECALL_K)
         method = idx.method
@@ -316,6 +336,7 @@ def main() -> None:
         ("sentences/s (target >= 5000)", f"{result['sentences_per_second']:,.0f}"),
         ("CPU s / sentences per CPU s", f"{result['cpu_seconds']:.1f} / {result['sentences_per_cpu_second']:,.0f}"),
         ("peak RSS GB (target < 6)", f"{result['peak_rss_gb']:.2f}"),
+        ("of the wall time: openings read (s)", f"{result['openings_wall_seconds']:.1f}"),
         *((f"  CPU s: {stage}", f"{seconds:.1f} ({100 * seconds / result['cpu_seconds']:.0f}%)")
           for stage, seconds in result["cpu_seconds_by_stage"].items()),
     ] if "wall_seconds" in result else [("indexing", "not measured (--queries-only)")]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import logging
 import os
 import threading
@@ -31,6 +32,7 @@ log = logging.getLogger(__name__)
 
 MODEL = "minilm/model.int8.onnx"
 TOKENIZER = "minilm/tokenizer.json"
+PROVENANCE = "minilm/PROVENANCE.json"
 DIM = 384
 # Tokens a text is cut to: a sentence or the start of its passage. Attention costs grow with the square of it.
 MAX_TOKENS = 128
@@ -112,4 +114,12 @@ def bundled() -> OnnxSentenceModel:
 
 def available() -> bool:
     """Whether the bundled model's files are there (a checkout without the built model has none)."""
-    return resource_path(MODEL).is_file() and resource_path(TOKENIZER).is_file()
+    return all(resource_path(name).is_file() for name in (MODEL, TOKENIZER, PROVENANCE))
+
+
+@functools.cache
+def identity() -> str:
+    """Which build of the bundled model this is (its source and build time): vectors it made are another's than a
+    rebuilt model's."""
+    data = json.loads(resource_path(PROVENANCE).read_text(encoding="utf-8"))
+    return f"{data['source_fingerprint']}@{data['built']}"

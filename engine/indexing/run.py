@@ -22,6 +22,7 @@ from engine.embed.base import Embedder
 from engine.embed.static import StaticEmbedder
 from engine.errors import CancelFlag, ReadError
 from engine.facets.service import FacetWriter
+from engine.indexing.openings import read_openings
 from engine.indexing.prepare import StaticPreparer
 from engine.ingest.archive import is_archive, members
 from engine.ingest.documents import NewDocument, SentenceRecord
@@ -317,7 +318,13 @@ class IndexingRun:
             self.store.compact_word_index()
         self._save()
         self.index.calibrate(self.embedder)
+        if not self.cancelled:
+            read_openings(self.store, self.cancel, self._report_openings)
         self._report("done", None)
+
+    def _report_openings(self, done: int, total: int) -> None:
+        if self.progress_cb is not None:
+            self.progress_cb(Progress("openings", done, total, self.sentences, unit="documents"))
 
     def _report(self, phase: str, current: str | None) -> None:
         if self.progress_cb is None:

@@ -19,6 +19,7 @@ import numpy as np
 from engine.embed import onnx
 from engine.search.passages import ChosenPassage
 from engine.store.database import Store
+from engine.store.openings import Openings, stored_precision
 
 log = logging.getLogger(__name__)
 
@@ -57,16 +58,38 @@ class SecondLook:
         if not passages:
             return []
         model = self._model()
-        openings = [self.opening(p) for p in passages]
-        sentences = [p.best.text[:SENTENCE_CHARS] for p in passages]
         q = model.encode([query])[0]
-        opened = model.encode(openings, max_tokens=OPENING_TOKENS) @ q
-        said = model.encode(sentences) @ q
+        opened = self._opening_vectors(model, passages) @ q
+        said = model.encode([p.best.text[:SENTENCE_CHARS] for p in passages]) @ q
         return [Look(float(o), float(s)) for o, s in zip(np.clip(opened, -1, 1), np.clip(said, -1, 1))]
 
+    def _opening_vectors(self, model: onnx.OnnxSentenceModel, passages: Sequence[ChosenPassage]) -> np.ndarray:
+        """The passages' documents' opening vectors: those the indexer stored, the others read now."""
+        stored = Openings(self.store.db.conn, reader()).vectors([p.record.id for p in passages])
+        todo = [p for p in passages if p.record.id not in stored]
+        if todo:
+            fresh = encode_openings(model, [self.opening(p) for p in todo])
+            stored.update((p.record.id, v) for p, v in zip(todo, fresh))
+        return np.vstack([stored[p.record.id] for p in passages])
+
     def opening(self, passage: ChosenPassage) -> str:
-        """A document's title and first sentences, the title left out where the first sentence is it."""
+        """A document's title and first sentences (:func:`opening_text`)."""
         first = [row.text for row in self.store.neighbours(passage.record.id, 0, OPENING_SENTENCES - 1)]
-        title = (passage.record.title or "").strip()
-        head = [] if not title or (first and first[0].strip() == title) else [title]
-        return "\n".join(head + first) or passage.best.text
+        return opening_text(passage.record.title or "", first) or passage.best.text
+
+
+def opening_text(title: str, first: Sequence[str]) -> str:
+    """A document's opening: its title and first sentences, the title left out where the first sentence is it."""
+    title = title.strip()
+    head = [] if not title or (first and first[0].strip() == title) else [title]
+    return "\n".join([*head, *first])
+
+
+def encode_openings(model: onnx.OnnxSentenceModel, texts: Sequence[str]) -> np.ndarray:
+    """Openings' vectors, at the precision they are stored at, so that one read now scores as a stored one."""
+    return stored_precision(model.encode(texts, max_tokens=OPENING_TOKENS))
+
+
+def reader() -> str:
+    """What an opening's vector depends on beside its text: the model's build and the cut."""
+    return f"{onnx.identity()}:{OPENING_TOKENS}:{OPENING_SENTENCES}"

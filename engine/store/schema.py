@@ -7,7 +7,7 @@ from collections.abc import Callable
 import sqlite_utils
 
 from engine import embed
-from engine.store import postings
+from engine.store import openings, postings
 
 # Sentences with Han, kana or Hangul letters: an index that holds any has its word index rebuilt on the way to 5.
 _CJK_GLOB = "*[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]*"
@@ -75,6 +75,7 @@ def create(db: sqlite_utils.Database) -> None:
     db.table("passages").create_index(["doc_id"], if_not_exists=True)
     create_facets_table(db)
     postings.create(db)
+    openings.create(db.conn)
     if "passages_fts" not in db.table_names():
         db.execute(f"CREATE VIRTUAL TABLE passages_fts USING fts5(text, content='', tokenize='{FTS_TOKENIZER}')")
         db.execute("CREATE VIRTUAL TABLE passages_vocab USING fts5vocab(passages_fts, 'row')")
