@@ -30,6 +30,7 @@ from engine.cluster.routing import shard_of  # noqa: E402
 from engine.errors import QuireError  # noqa: E402
 from engine.search.like import LikeSource  # noqa: E402
 
+pytestmark = pytest.mark.slow  # a Ray cluster, drivers killed: the tier .ci/run runs after the fast one and lint
 REPO = Path(__file__).resolve().parent.parent
 # Small batches: a run commits every few documents, so a shard has committed some of its documents and not all.
 CONFIG = IndexConfig(workers=0, batch_sentences=16)

@@ -20,7 +20,8 @@ from processes import descendants, ended
 
 from engine import Index
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL and /proc")
+# slow: fault injection (a killed process, a full disk), the tier .ci/run runs after the fast one and lint
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL and /proc")]
 
 REPO = Path(__file__).resolve().parent.parent
 SEED = 33

@@ -14,7 +14,8 @@ import pytest
 from clock import wait_until
 from processes import alive, ended
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL and /proc")
+# slow: fault injection (a killed process, a full disk), the tier .ci/run runs after the fast one and lint
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL and /proc")]
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -18,7 +18,8 @@ from tests.clock import wait_until
 from tests.measured import index_measured
 from tests.processes import descendants, ended
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
+# slow: fault injection (a killed process, a full disk), the tier .ci/run runs after the fast one and lint
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")]
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -11,10 +11,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from clock import wait_until
 
 from engine import Index, embed
 
+# slow: fault injection (a killed process, a full disk), the tier .ci/run runs after the fast one and lint
+pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parent.parent
 TOY = Path(__file__).parent / "data" / "toy_corpus.txt"
 FILES = 120
