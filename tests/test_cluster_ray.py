@@ -19,6 +19,7 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="ray is not installed (pip install 'quire[cluster]')")
 
+from clock import wait_until  # noqa: E402
 from sharding import assert_ranks_as_one, write_documents  # noqa: E402
 
 from engine import Index, IndexConfig  # noqa: E402
@@ -29,6 +30,7 @@ from engine.cluster.routing import shard_of  # noqa: E402
 from engine.errors import QuireError  # noqa: E402
 from engine.search.like import LikeSource  # noqa: E402
 
+pytestmark = pytest.mark.slow  # a Ray cluster, drivers killed: the tier .ci/run runs after the fast one and lint
 REPO = Path(__file__).resolve().parent.parent
 # Small batches: a run commits every few documents, so a shard has committed some of its documents and not all.
 CONFIG = IndexConfig(workers=0, batch_sentences=16)
@@ -83,10 +85,7 @@ def _indexed(shard: Path) -> int:
 
 
 def _wait_for_a_commit(shard: Path) -> None:
-    deadline = time.monotonic() + KILL_WAIT
-    while _indexed(shard) == 0:
-        assert time.monotonic() < deadline, "the shard's writer never committed"
-        time.sleep(0.02)
+    assert wait_until(lambda: _indexed(shard) > 0, timeout=KILL_WAIT), "the shard's writer never committed"
 
 
 @contextmanager
@@ -112,10 +111,8 @@ def _writes_held(shard: Path) -> Iterator[int]:
 
 def _wait_for_the_writer_to_end(shard: int) -> None:
     """A killed driver's writer ends when the cluster sees the driver die (seconds)."""
-    deadline = time.monotonic() + KILL_WAIT
-    while remote.writer_name(shard) in ray.util.list_named_actors():
-        assert time.monotonic() < deadline, "the killed run's writer lives on"
-        time.sleep(0.1)
+    assert wait_until(lambda: remote.writer_name(shard) not in ray.util.list_named_actors(), timeout=KILL_WAIT), \
+        "the killed run's writer lives on"
 
 
 def test_four_shards_on_a_cluster_rank_as_one_index(cluster: str, single: tuple[Path, Path], tmp_path: Path) -> None:

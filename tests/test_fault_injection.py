@@ -10,14 +10,18 @@ import sqlite3
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import docgen
 import pytest
+from clock import wait_until
+from processes import descendants, ended
 
 from engine import Index
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL and /proc")
+# slow: fault injection (a killed process, a full disk), the tier .ci/run runs after the fast one and lint
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL and /proc")]
 
 REPO = Path(__file__).resolve().parent.parent
 SEED = 33
@@ -43,38 +47,16 @@ def wait_for_documents(run: subprocess.Popen, db: Path, count: int) -> None:
     """Wait until ``db`` records ``count`` documents, or ``run`` has ended. Starting (imports, the model, reader
     processes) takes most of a short run: a kill timed from the start would nearly always fall before the first
     write."""
-    while run.poll() is None:
-        try:
-            with sqlite3.connect(f"file:{db / 'index.db'}?mode=ro", uri=True) as conn:
-                if conn.execute("SELECT count(*) FROM documents").fetchone()[0] >= count:
-                    return
-        except sqlite3.Error:
-            pass  # not made yet
-        time.sleep(0.01)
+    assert wait_until(lambda: run.poll() is not None or documents(db) >= count, timeout=120), "no documents written"
 
 
-def descendants(pid: int) -> set[int]:
-    """Every running process below ``pid``, from /proc."""
-    parents: dict[int, int] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if fields[0] not in ("Z", "X"):
-            parents[int(stat.parent.name)] = int(fields[1])
-    found, frontier = set(), {pid}
-    while frontier:
-        frontier = {child for child, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-    return found
-
-
-def alive(pid: int) -> bool:
+def documents(db: Path) -> int:
+    """How many documents ``db`` records now (0 before it is made)."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except (OSError, IndexError):
-        return False
+        with sqlite3.connect(f"file:{db / 'index.db'}?mode=ro", uri=True) as conn:
+            return conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+    except sqlite3.Error:
+        return 0
 
 
 def outcome(db: Path, docs: Path) -> dict:
@@ -113,10 +95,7 @@ def test_index_killed_at_random_moments_ends_as_a_clean_run(docs: Path, tmp_path
         children = descendants(run.pid)
         run.send_signal(signal.SIGKILL)
         killed += run.wait(timeout=30) == -signal.SIGKILL
-        deadline = time.monotonic() + 10
-        while any(alive(pid) for pid in children) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not [pid for pid in children if alive(pid)], "processes of the killed indexer live on"
+        assert wait_until(partial(ended, children), timeout=60), "processes of the killed indexer live on"
     assert killed >= KILLS - 1  # a run may end before its kill
 
     final = start_index(docs, killed_db)

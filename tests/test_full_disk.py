@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+# slow: fault injection (a killed process, a full disk), the tier .ci/run runs after the fast one and lint
+pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parent.parent
 WORDS = ("alpha river stone cloud ember north violet anchor meadow quartz").split()
 FILES = 200

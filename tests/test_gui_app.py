@@ -7,10 +7,10 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from clock import wait_until
 
 pytestmark = pytest.mark.gui
 
@@ -52,9 +52,8 @@ def test_sigterm_closes_the_window_as_quitting_does(corpus, tmp_path):
     app = subprocess.Popen([sys.executable, "-c", SELFTEST, "--index", str(index), str(corpus)], cwd=ROOT, env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 120
-        while not (index / "index.db").exists() and app.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)  # the window is up and indexing the folder it was given
+        # the window is up and indexing the folder it was given
+        wait_until(lambda: (index / "index.db").exists() or app.poll() is not None, timeout=120)
         app.send_signal(signal.SIGTERM)
         _, err = app.communicate(timeout=60)
     finally:

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from test_gui import INDEX_TIMEOUT_MS, drop, settings, type_query  # noqa: F401 (settings is a fixture)
 
 from app.gui.window import MainWindow
 from engine import IndexConfig
 from engine.cluster.indexing import index_collection
+
+pytestmark = pytest.mark.gui
 
 
 def test_the_window_searches_a_collection_and_leaves_it_unchanged(qtbot, tmp_path: Path, settings,  # noqa: F811

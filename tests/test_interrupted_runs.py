@@ -14,6 +14,8 @@ import pytest
 
 from engine import Index, IndexConfig
 
+# slow: fault injection (a killed process, a full disk), the tier .ci/run runs after the fast one and lint
+pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parent.parent
 CONFIG = IndexConfig(workers=0, batch_sentences=40, facets=True)
 

@@ -224,9 +224,9 @@ def test_a_tesseract_that_hangs_is_ended_at_the_files_budget(tmp_path: Path, mon
     started = time.monotonic()
     with pytest.raises(ReadError) as caught:
         within_budget(limits, False, lambda: readers.read(path, limits))  # as a reader process reads it
-    # ended by its own timeout, before the watchdog's deadline, and the hung program is gone
+    # ended by its own timeout (the watchdog's reason has no "(OCR)"), not left to hang, and the hung program is gone
     assert (caught.value.status, caught.value.reason) == ("skipped", "took longer than 2 s to read (OCR)")
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 20
     pid = int((bin_dir / "pid").read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)

@@ -8,15 +8,18 @@ import gzip
 import signal
 import subprocess
 import sys
-import time
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from tests import docgen
+from tests.clock import wait_until
 from tests.measured import index_measured
+from tests.processes import descendants, ended
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
+# slow: fault injection (a killed process, a full disk), the tier .ci/run runs after the fast one and lint
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")]
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -59,16 +62,15 @@ def test_the_next_run_removes_what_a_killed_indexer_left(tmp_path: Path, tmpdir_
     indexer = subprocess.Popen([sys.executable, "-m", "app.cli", "index", str(docs), "--db", str(tmp_path / "index")],
                                cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 60
-        while not any(tmpdir_env.rglob("glyphs.pdf")) and indexer.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: any(tmpdir_env.rglob("glyphs.pdf")) or indexer.poll() is not None, timeout=120)
         assert any(tmpdir_env.rglob("glyphs.pdf")), "the reader never unpacked the file"
-        indexer.send_signal(signal.SIGKILL)  # its reader ends with it, mid-file
+        readers = descendants(indexer.pid)
+        indexer.send_signal(signal.SIGKILL)  # its reader ends with it, mid-file (the kernel's parent-death signal)
         indexer.wait(timeout=30)
     finally:
         if indexer.poll() is None:
             indexer.kill()
-    time.sleep(1)  # the reader's end (the kernel's parent-death signal)
+    assert wait_until(partial(ended, readers), timeout=60), "the reader outlived its indexer"
     left = list(tmpdir_env.iterdir())
     assert left  # removed by the run resumed at once, however new (the folders of 13 of 24 killed runs stayed)
     bomb.unlink()

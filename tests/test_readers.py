@@ -10,12 +10,12 @@ import os
 import re
 import shutil
 import sys
-import time
 from pathlib import Path
 
 import docgen
 import docx
 import pytest
+from clock import cpu_seconds
 
 from engine.errors import ReadError
 from engine.ingest import readers
@@ -524,9 +524,8 @@ def test_a_long_docx_reads_in_linear_time_with_its_styles(tmp_path: Path) -> Non
     for n in range(10_000):
         doc.add_paragraph(f"Paragraph {n} of the long report.")
     doc.save(str(tmp_path / "long.docx"))
-    started = time.perf_counter()
-    read = readers.read(tmp_path / "long.docx")
-    assert time.perf_counter() - started < 4
+    read, seconds = cpu_seconds(lambda: readers.read(tmp_path / "long.docx"))
+    assert seconds < 4
     assert read.title == "The Long Report" and len(read.blocks) == 10_001
 
 

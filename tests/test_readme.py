@@ -6,8 +6,12 @@ Read as text and parsed with ``ast``, so this needs neither Qt nor the engine.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
+import shlex
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -41,10 +45,22 @@ def test_readme_is_short() -> None:
     assert len(README.encode("utf-8")) < MAX_README_BYTES
 
 
-def test_ci_runs_the_readme_test_command() -> None:
+def test_ci_runs_the_readme_test_command_in_tiers_that_run_every_test_once(pytestconfig: pytest.Config) -> None:
+    registered = [line.split(":", 1)[0] for line in pytestconfig.getini("markers")]  # pyproject.toml's, and pytest's
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     command = next(line for line in README.splitlines() if "pytest" in line and line.startswith("python3 -m venv"))
-    assert command in ci
+    runs = [line for line in ci if " -m pytest -q" in line]
+    assert runs[0].startswith(f"{command} -m "), "CI's first test run is not the README's command"
+    tiers = [shlex.split(run.split(" -m pytest -q", 1)[1]) for run in runs]
+    assert all(len(args) == 2 and args[0] == "-m" for args in tiers), tiers  # a marker expression, nothing else
+    for marks in itertools.product((False, True), repeat=len(registered)):
+        chosen = [_selects(args[1], dict(zip(registered, marks))) for args in tiers]
+        assert chosen.count(True) == 1, (dict(zip(registered, marks)), tiers)
+
+
+def _selects(expression: str, marks: dict[str, bool]) -> bool:
+    """Whether a ``pytest -m`` expression of ``and``, ``or``, ``not`` and marker names selects a test with ``marks``."""
+    return bool(eval(compile(expression, "<-m>", "eval"), {"__builtins__": {}}, marks))  # noqa: S307 (our own file)
 
 
 def test_every_cli_command_is_in_the_readme() -> None:

@@ -9,11 +9,15 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+import pytest
+from clock import wait_until
 
 from engine import Index, embed
 
+# slow: fault injection (a killed process, a full disk), the tier .ci/run runs after the fast one and lint
+pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parent.parent
 TOY = Path(__file__).parent / "data" / "toy_corpus.txt"
 FILES = 120
@@ -60,11 +64,8 @@ def test_kill_mid_index_then_resume(tmp_path: Path) -> None:
     own = write_folder(docs)
     # small batches so that several transactions commit before the kill, as they would on a large folder
     process = quire("index", str(docs), "--db", str(db), "--batch", "500", "--json")
-    deadline = time.monotonic() + 240
-    while indexed_documents(db) == 0:
-        assert process.poll() is None, process.communicate()
-        assert time.monotonic() < deadline, "indexing wrote nothing in time"
-        time.sleep(0.02)
+    wait_until(lambda: indexed_documents(db) > 0 or process.poll() is not None, timeout=240)
+    assert indexed_documents(db) > 0, process.communicate() if process.poll() is not None else "nothing written"
     process.send_signal(signal.SIGKILL)
     process.wait(timeout=30)
     done_before = indexed_documents(db)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -269,20 +268,24 @@ def test_related_words_are_weighed_on_a_word_thread_and_its_errors_reach_the_cal
 
     weigh = Retriever.weigh_related
     finished: list[str] = []
+    main_failed = threading.Event()
+    main_failed.set()  # the first search does not fail: nothing to wait for
 
     def related_on_a_thread(self, docs, found) -> None:
         weigh(self, docs, found)
-        time.sleep(0.05)  # still running when the main thread fails below
-        finished.append(threading.current_thread().name)
+        if main_failed.wait(timeout=60):  # still running when the main thread fails below
+            finished.append(threading.current_thread().name)
 
     monkeypatch.setattr(Retriever, "weigh_related", related_on_a_thread)
     ranked = river.search("river otters", explain=False).results
     assert ranked and finished and finished[-1].startswith("quire-words")
 
     def meaning_fails(self, *args) -> None:
+        main_failed.set()
         raise RuntimeError("meaning failed")
 
     finished.clear()
+    main_failed.clear()
     with monkeypatch.context() as patched:
         patched.setattr(fusion, "weigh_meaning", meaning_fails)
         with pytest.raises(RuntimeError, match="meaning failed"):
