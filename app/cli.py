@@ -24,6 +24,7 @@ from app.dates import moment
 from app.output import end_output, stdout_closed
 from engine.config import IndexConfig
 from engine.errors import QueryError, QuireError
+from engine.filestate import FileState
 from engine.ingest.readers.base import Limits
 from engine.locations import default_index_dir
 from engine.search.results import Answer, Mode, named
@@ -464,7 +465,7 @@ def status(db: Path | None, files: bool, check: bool, cluster: str | None, as_js
     for root in st.roots:
         click.echo(f"  root: {readable(root)}")
     for f in st.files:
-        if files or f.status != "indexed":
+        if files or f.status != FileState.INDEXED:
             reason = f": {f.reason}" if f.reason else ""
             click.echo(f"  {f.status:<8} {readable(f.path)}{reason}")
 

@@ -32,6 +32,7 @@ from engine.errors import (
     MethodMismatchError,
 )
 from engine.facets.service import load_space
+from engine.filestate import FileState
 from engine.indexing.run import IndexingRun, Progress, ProgressCallback
 from engine.ingest.extract import sentence_hash
 from engine.ingest.pool import Extractor, extract_all
@@ -477,8 +478,9 @@ class Index:
         ) if files else ()
         return IndexStatus(
             folder=str(self.folder), method=self.store.get_meta("method"),
-            fingerprint=self.store.get_meta("fingerprint"), documents=stats["documents"], indexed=stats["indexed"],
-            skipped=stats["skipped"], failed=stats["failed"], sentences=stats["sentences"],
+            fingerprint=self.store.get_meta("fingerprint"), documents=stats["documents"],
+            indexed=stats[FileState.INDEXED.value], skipped=stats[FileState.SKIPPED.value],
+            failed=stats[FileState.FAILED.value], sentences=stats["sentences"],
             roots=tuple(self.store.roots()), methods_embedded=self._methods_embedded(),
             bytes_on_disk=bytes_on_disk(self.folder), files=listed,
         )

@@ -18,6 +18,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 from engine import Index, IndexConfig, Mode
 from engine.blas import one_blas_thread
 from engine.errors import ConfigError, IndexNotFoundError, MethodMismatchError
+from engine.filestate import FileState
 from engine.ingest import readers
 from engine.ingest.extract import sentences_of
 from engine.search.results import Answer
@@ -101,7 +102,7 @@ def test_status_lists_every_file(all_formats) -> None:
         status = idx.status(files=True)
     assert status.indexed == status.documents == len(KINDS)
     assert {f.kind for f in status.files} == set(KINDS)
-    assert all(f.status == "indexed" and f.sentences > 0 for f in status.files)
+    assert all(f.status == FileState.INDEXED and f.sentences > 0 for f in status.files)
     assert status.roots == (str(docs),)
     json.dumps(status.to_json())  # plain JSON all the way down
 

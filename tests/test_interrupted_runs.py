@@ -13,6 +13,7 @@ import docgen
 import pytest
 
 from engine import Index, IndexConfig
+from engine.filestate import FileState
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIG = IndexConfig(workers=0, batch_sentences=40, facets=True)
@@ -59,7 +60,7 @@ def outcome(folder: Path) -> dict:
     with Index(folder, create=False, config=CONFIG) as idx:
         count = lambda sql: idx.store.db.execute(sql).fetchone()[0]  # noqa: E731
         return {
-            "documents": count("SELECT count(*) FROM documents WHERE status = 'indexed'"),
+            "documents": count(f"SELECT count(*) FROM documents WHERE status = '{FileState.INDEXED}'"),
             "sentences": count("SELECT count(*) FROM sentences"),
             "with facets": count("SELECT count(*) FROM sentences WHERE id IN (SELECT sentence_id FROM facets)"),
             "graph": idx.vector_index(idx._embedder()).live_count,

@@ -15,6 +15,7 @@ import docgen
 import pytest
 
 from engine import Filters, Index, IndexConfig, Mode
+from engine.filestate import FileState
 from engine.ingest.readers.base import Limits
 
 LIGHTHOUSE = "The committee approved the new harbour lighthouse budget on Tuesday."
@@ -168,13 +169,13 @@ def test_hostile_mail_is_recorded_and_the_rest_indexes(tmp_path: Path) -> None:
     with Index(tmp_path / "index", config=IndexConfig(workers=0, limits=limits)) as idx:
         report = idx.add([folder])
         issues = {issue.path: (issue.status, issue.reason) for issue in report.issues}
-        assert issues[str(box / "2")] == ("failed", "corrupt e-mail message: no message header found")
-        assert issues[str(box / "3")][0] == "indexed" and "charset" in issues[str(box / "3")][1]
-        assert issues[str(box / "4")][0] == "indexed" and "could not be decoded" in issues[str(box / "4")][1]
+        assert issues[str(box / "2")] == (FileState.FAILED, "corrupt e-mail message: no message header found")
+        assert issues[str(box / "3")][0] == FileState.INDEXED and "charset" in issues[str(box / "3")][1]
+        assert issues[str(box / "4")][0] == FileState.INDEXED and "could not be decoded" in issues[str(box / "4")][1]
         assert "Date header" in issues[str(box / "4")][1]
-        assert issues[str(box / "5" / "report.pdf")][0] == "skipped", issues
+        assert issues[str(box / "5" / "report.pdf")][0] == FileState.SKIPPED, issues
         assert "attachment unpacks to more than 0.2 MB" in issues[str(box / "5" / "report.pdf")][1]
-        indexed = {f.path for f in documents(idx).values() if f.status == "indexed"}
+        indexed = {f.path for f in documents(idx).values() if f.status == FileState.INDEXED}
         assert indexed == {str(box / n) for n in ("1", "3", "4", "5")}
         assert idx.search("lighthouse budget", k=1, mode=Mode.LEXICAL).results[0].path == str(box / "1")
         assert idx.search("glacier survey team", k=1, mode=Mode.LEXICAL).results[0].path == str(box / "3")

@@ -20,13 +20,14 @@ REPO = Path(__file__).resolve().parent.parent
 # resource tracker beside them once they are reading.
 INDEXER = """
 import multiprocessing, sys, time
+from engine.filestate import FileState
 from engine.ingest.extract import Extracted
 from engine.ingest.pool import extract_all
 from engine.ingest.readers.base import Limits
 
 def slow(path, limits, known):
     time.sleep(60)
-    return Extracted(path, 0, 0.0, "", status="skipped", reason="slow")
+    return Extracted(path, 0, 0.0, "", status=FileState.SKIPPED, reason="slow")
 
 if __name__ == "__main__":
     jobs = [(f"/nowhere/{n}.txt", None) for n in range(40)]

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from engine import Index, embed
+from engine.filestate import FileState
 
 REPO = Path(__file__).resolve().parent.parent
 TOY = Path(__file__).parent / "data" / "toy_corpus.txt"
@@ -41,7 +42,7 @@ def tag(n: int) -> str:
 def indexed_documents(db: Path) -> int:
     try:
         with sqlite3.connect(f"file:{db / 'index.db'}?mode=ro", uri=True, timeout=1) as conn:
-            return conn.execute("SELECT count(*) FROM documents WHERE status = 'indexed'").fetchone()[0]
+            return conn.execute(f"SELECT count(*) FROM documents WHERE status = '{FileState.INDEXED}'").fetchone()[0]
     except sqlite3.Error:
         return 0  # not created yet, or locked for a moment
 
@@ -74,7 +75,7 @@ def test_kill_mid_index_then_resume(tmp_path: Path) -> None:
     with Index(db, create=False) as idx:
         status = idx.status(files=True)
         assert status.indexed == done_before
-        committed = {f.path for f in status.files if f.status == "indexed"}
+        committed = {f.path for f in status.files if f.status == FileState.INDEXED}
         first = min(committed)
         assert idx.search(tag(0), k=1, mode="lexical").results[0].path == first
         # the ledger sentences differ only in words the model may not know: any committed one is a right answer

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.errors import ReadError
+from engine.filestate import FileState
 from engine.ingest import readers
 from engine.ingest.extract import sentences_of
 from engine.search.like import SEPARATOR, spread
@@ -24,5 +25,5 @@ def query_from_file(path: Path) -> str:
     """
     sentences = [s.text for s in sentences_of(readers.read(path))]
     if not sentences:
-        raise ReadError("no text found", status="skipped")
+        raise ReadError("no text found", status=FileState.SKIPPED)
     return SEPARATOR.join(spread(sentences))

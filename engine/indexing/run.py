@@ -22,6 +22,7 @@ from engine.embed.base import Embedder
 from engine.embed.static import StaticEmbedder
 from engine.errors import CancelFlag, ReadError
 from engine.facets.service import FacetWriter
+from engine.filestate import FileState
 from engine.indexing.prepare import StaticPreparer
 from engine.ingest.archive import is_archive, members
 from engine.ingest.documents import NewDocument, SentenceRecord
@@ -57,7 +58,7 @@ class FileIssue:
     """A file that is not (fully) searchable, and why."""
 
     path: str
-    status: str
+    status: FileState
     reason: str
 
 
@@ -209,12 +210,12 @@ class IndexingRun:
         # a failed file is read again even if its bytes are the same: the cause may have been passing; so is one left
         # unread for want of Tesseract, once it is installed
         same = record is not None and record.size == size and record.mtime == mtime
-        if record and same and record.status != "failed" and not ocr.now_readable(record.reason):
+        if record and same and record.status != FileState.FAILED and not ocr.now_readable(record.reason):
             self.unchanged += 1
-            if (record.status != "indexed" or record.reason) and not ocr.quiet(record.reason):
+            if (record.status != FileState.INDEXED or record.reason) and not ocr.quiet(record.reason):
                 self.issues.append(FileIssue(path, record.status, record.reason or ""))
             return None
-        return path, record.hash if record and record.status != "failed" and not same else None
+        return path, record.hash if record and record.status != FileState.FAILED and not same else None
 
     def _files_of(self, path: Path, rules: IgnoreRules, found: set[str]) -> list[tuple[str, int, float]]:
         """(path, size, time) of the documents a file walked holds: itself, or an archive's members. A file gone
@@ -242,7 +243,7 @@ class IndexingRun:
             self._unindexed(Extracted(str(archive), st.st_size, st.st_mtime, "", status=e.status, reason=e.reason))
             return []
         if note:
-            self._unindexed(Extracted(str(archive), st.st_size, st.st_mtime, "", status="skipped", reason=note))
+            self._unindexed(Extracted(str(archive), st.st_size, st.st_mtime, "", status=FileState.SKIPPED, reason=note))
         else:
             found.discard(str(archive))
         return [(m.path, m.size, m.mtime) for m in listed]

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.errors import ConfigError, QueryError
+from engine.filestate import FileState
 from engine.search.query import MAX_QUERY_CHARS, MAX_QUERY_SENTENCES
 from engine.store.database import Store
 from engine.store.documents import DocumentRecord
@@ -144,7 +145,7 @@ def _document(store: Store, path: str) -> DocumentRecord:
             f"{path} is not in the index: index it first (`quire index {path}`), "
             "or give the path of an indexed file (`quire status --files` lists them)"
         )
-    if record.status != "indexed":
+    if record.status != FileState.INDEXED:
         reason = f" ({record.reason})" if record.reason else ""
         raise QueryError(f"{record.path} was {record.status}{reason} when indexed, so it has no sentences "
                          "to compare with")

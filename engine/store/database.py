@@ -16,6 +16,7 @@ import sqlite_utils
 from filelock import FileLock
 
 from engine.errors import CancelFlag, Cancelled, IndexDamagedError, IndexReadOnlyError, QuireError
+from engine.filestate import FileState
 from engine.ingest.documents import NewDocument
 from engine.store import (
     documents,
@@ -297,7 +298,8 @@ class Store:
         """Paths of indexed files with this exact content."""
         return documents.duplicates_of(self.db.conn, content_hash)
 
-    def record_unindexed(self, path: str, size: int, mtime: float, content_hash: str, status: str, reason: str) -> list[int]:
+    def record_unindexed(self, path: str, size: int, mtime: float, content_hash: str, status: FileState,
+                         reason: str) -> list[int]:
         """Record a skipped or failed file; any content it had before is removed. Returns removed sentence ids."""
         with self.db.atomic():
             old = self.document(path)
@@ -608,9 +610,9 @@ class Store:
 
     def stats(self) -> dict[str, int]:
         """Counts for `status`: documents by status, sentences, passages."""
-        out = {"documents": 0, "indexed": 0, "skipped": 0, "failed": 0}
-        for status, n in documents.counts_by_status(self.db.conn).items():
-            out[status] = n
+        out = {"documents": 0, **{state.value: 0 for state in FileState}}
+        for state, n in documents.counts_by_status(self.db.conn).items():
+            out[state.value] = n
             out["documents"] += n
         out["sentences"] = self.sentence_count()
         out["passages"] = self.passage_count()

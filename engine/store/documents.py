@@ -10,12 +10,13 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
+from engine.filestate import FileState
 from engine.ingest.documents import NewDocument
 from engine.store.chunks import in_chunks
 from engine.text.paths import from_column, to_column
 
 _COLUMNS = "id, path, size, mtime, hash, status, reason, title, kind, sentences, updated_at, byline"
-COUNT_INDEXED = "SELECT count(*) FROM documents WHERE status = 'indexed'"
+COUNT_INDEXED = f"SELECT count(*) FROM documents WHERE status = '{FileState.INDEXED}'"
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ class DocumentRecord:
     size: int | None
     mtime: float | None
     hash: str | None
-    status: str
+    status: FileState
     reason: str | None
     title: str | None
     kind: str | None
@@ -40,7 +41,8 @@ class DocumentRecord:
 
 
 def _record(row: tuple) -> DocumentRecord:
-    return DocumentRecord(row[0], from_column(row[1]), *row[2:])
+    id_, path, size, mtime, content_hash, status, *rest = row
+    return DocumentRecord(id_, from_column(path), size, mtime, content_hash, FileState(status), *rest)
 
 
 def get(conn: sqlite3.Connection, path: str) -> DocumentRecord | None:
@@ -70,9 +72,10 @@ def by_ids(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, DocumentRe
     return out
 
 
-def counts_by_status(conn: sqlite3.Connection) -> dict[str, int]:
-    """How many records have each status (statuses with none left out)."""
-    return {status: int(n) for status, n in conn.execute("SELECT status, count(*) FROM documents GROUP BY status")}
+def counts_by_status(conn: sqlite3.Connection) -> dict[FileState, int]:
+    """How many records are in each state (states with none left out)."""
+    rows = conn.execute("SELECT status, count(*) FROM documents GROUP BY status")
+    return {FileState(status): int(n) for status, n in rows}
 
 
 def ids_of(conn: sqlite3.Connection, paths: Sequence[str]) -> list[int]:
@@ -89,7 +92,7 @@ def duplicates_of(conn: sqlite3.Connection, content_hash: str) -> list[str]:
     return [
         from_column(r[0])
         for r in conn.execute(
-            "SELECT path FROM documents WHERE hash = ? AND status = 'indexed' ORDER BY path", [content_hash]
+            "SELECT path FROM documents WHERE hash = ? AND status = ? ORDER BY path", [content_hash, FileState.INDEXED]
         )
     ]
 
@@ -97,9 +100,9 @@ def duplicates_of(conn: sqlite3.Connection, content_hash: str) -> list[str]:
 # -- writes (in the caller's transaction) ---------------------------------------------------------------------------
 def write_indexed(db: sqlite_utils.Database, doc: NewDocument, now: float) -> int:
     """Insert or update the record of an indexed document; returns its id."""
-    row = {"path": to_column(doc.path), "size": doc.size, "mtime": doc.mtime, "hash": doc.hash, "status": "indexed",
-           "reason": doc.reason, "title": doc.title, "kind": doc.kind, "sentences": len(doc.sentences),
-           "updated_at": now, "byline": doc.byline or None}
+    row = {"path": to_column(doc.path), "size": doc.size, "mtime": doc.mtime, "hash": doc.hash,
+           "status": FileState.INDEXED, "reason": doc.reason, "title": doc.title, "kind": doc.kind,
+           "sentences": len(doc.sentences), "updated_at": now, "byline": doc.byline or None}
     existing = db.execute("SELECT id FROM documents WHERE path = ?", [row["path"]]).fetchone()
     if existing:
         db.table("documents").update(existing[0], row)
@@ -110,7 +113,7 @@ def write_indexed(db: sqlite_utils.Database, doc: NewDocument, now: float) -> in
 
 
 def write_unindexed(db: sqlite_utils.Database, old: DocumentRecord | None, path: str, size: int, mtime: float,
-                    content_hash: str, status: str, reason: str) -> None:
+                    content_hash: str, status: FileState, reason: str) -> None:
     """Record a skipped or failed file over its ``old`` record (None: it had none)."""
     row = {"path": to_column(path), "size": size, "mtime": mtime, "hash": content_hash, "status": status,
            "reason": reason, "title": None, "kind": None, "sentences": 0, "updated_at": time.time(),
