@@ -14,6 +14,7 @@ import pytest
 
 from engine import Index, IndexConfig
 from engine.filestate import FileState
+from engine.store.meta import Key
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIG = IndexConfig(workers=0, batch_sentences=40, facets=True)
@@ -63,7 +64,7 @@ def outcome(folder: Path) -> dict:
             "documents": count(f"SELECT count(*) FROM documents WHERE status = '{FileState.INDEXED}'"),
             "sentences": count("SELECT count(*) FROM sentences"),
             "with facets": count("SELECT count(*) FROM sentences WHERE id IN (SELECT sentence_id FROM facets)"),
-            "graph": idx.vector_index(idx._embedder()).live_count,
+            "graph": idx.vector_index(idx.methods.embedder()).live_count,
             "temporary files": sorted(f.name for f in folder.glob("*.tmp")),
         }
 
@@ -80,7 +81,7 @@ def test_a_run_killed_between_writes_is_completed_by_the_next(docs: Path, tmp_pa
 
     with Index(killed, create=False, config=CONFIG) as idx:
         again = idx.add()
-        generation = idx.store.get_meta("generation")
+        generation = idx.store.meta.get(Key.GENERATION)
     assert not again.issues and (again.documents == 0) == (point == "graph")  # the killed batch read again
     clean = tmp_path / "clean"
     with Index(clean, config=CONFIG) as idx:

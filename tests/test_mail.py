@@ -17,6 +17,7 @@ import pytest
 from engine import Filters, Index, IndexConfig, Mode
 from engine.filestate import FileState
 from engine.ingest.readers.base import Limits
+from engine.store.meta import Key
 
 LIGHTHOUSE = "The committee approved the new harbour lighthouse budget on Tuesday."
 CROISSANTS = "We bake almond croissants for the village fair every spring."
@@ -195,7 +196,7 @@ def test_an_index_of_schema_6_gets_the_byline_column(mail: Path, tmp_path: Path)
         idx.add([mail / "survey.eml"])
         with idx.store.db.atomic():
             idx.store.db.execute("ALTER TABLE documents DROP COLUMN byline")
-            idx.store.set_meta("schema_version", 6)
+            idx.store.meta.put(Key.SCHEMA_VERSION, 6)
     with Index(tmp_path / "index", create=False, config=IndexConfig(workers=0)) as idx:
         assert idx.search("glacier", k=1, mode=Mode.LEXICAL).results[0].byline == ""  # indexed before: none
         idx.add([mail])

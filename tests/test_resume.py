@@ -81,7 +81,7 @@ def test_kill_mid_index_then_resume(tmp_path: Path) -> None:
         # the ledger sentences differ only in words the model may not know: any committed one is a right answer
         best = idx.search(own[first], k=1, mode="semantic").results[0]
         assert best.path in committed and best.similarity > 0.99
-        assert live_vectors(idx) == idx.store.sentence_count()
+        assert live_vectors(idx) == idx.store.sentences.count()
 
     process = quire("index", "--db", str(db), "--json")
     out, err = process.communicate(timeout=240)
@@ -93,7 +93,7 @@ def test_kill_mid_index_then_resume(tmp_path: Path) -> None:
         status = idx.status(files=True)
         assert status.indexed == FILES and len({f.path for f in status.files}) == FILES
         assert status.sentences == FILES * (SENTENCES_PER_FILE + 1)
-        assert live_vectors(idx) == idx.store.sentence_count() == status.sentences
+        assert live_vectors(idx) == idx.store.sentences.count() == status.sentences
         last = max(own)
         assert idx.search(tag(FILES - 1), k=1, mode="lexical").results[0].path == last
         assert idx.search(own[last], k=1, mode="semantic").results[0].sentence.startswith("Ledger entry")

@@ -103,7 +103,7 @@ def like_query(store: Store, source: LikeSource) -> LikeQuery:
     """
     record = _document(store, source.path)
     name = Path(record.path).name
-    rows = store.document_sentences(record.id)
+    rows = store.sentences.of_document(record.id)
     if not rows:
         raise QueryError(f"{record.path} holds no sentences to compare with; it may be empty")
     if source.sentence is not None:
@@ -114,7 +114,7 @@ def like_query(store: Store, source: LikeSource) -> LikeQuery:
         picked = spread([r.text for r in rows])
     # a sentence longer than the searcher takes (a table flattened into one line) is cut, not refused
     text = SEPARATOR.join(picked)[:MAX_QUERY_CHARS]
-    copies = store.duplicates_of(record.hash) if record.hash is not None else []
+    copies = store.documents.duplicates_of(record.hash) if record.hash is not None else []
     exclude = tuple(dict.fromkeys([record.path, *copies]))
     log.debug("like %s: %d sentences, %d characters, leaving out %s", source, len(picked), len(text), exclude)
     return LikeQuery(source, record.path, text, exclude)
@@ -139,7 +139,7 @@ def _document(store: Store, path: str) -> DocumentRecord:
     """The indexed record of ``path``, as given or made absolute (the index keeps absolute paths, symlinks not
     followed) or with symlinks resolved (as the app names dropped files)."""
     candidates = dict.fromkeys([path, os.path.abspath(path), str(Path(path).resolve())])
-    record = next((r for r in map(store.document, candidates) if r is not None), None)
+    record = next((r for r in map(store.documents.get, candidates) if r is not None), None)
     if record is None:
         raise QueryError(
             f"{path} is not in the index: index it first (`quire index {path}`), "

@@ -66,7 +66,7 @@ class SecondLook:
 
     def opening(self, passage: ChosenPassage) -> str:
         """A document's title and first sentences, the title left out where the first sentence is it."""
-        first = [row.text for row in self.store.neighbours(passage.record.id, 0, OPENING_SENTENCES - 1)]
+        first = [row.text for row in self.store.sentences.neighbours(passage.record.id, 0, OPENING_SENTENCES - 1)]
         title = (passage.record.title or "").strip()
         head = [] if not title or (first and first[0].strip() == title) else [title]
         return "\n".join(head + first) or passage.best.text
