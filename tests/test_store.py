@@ -7,10 +7,12 @@ import json
 import numpy as np
 import pytest
 
+from engine.filestate import FileState
 from engine.ingest.documents import NewDocument, SentenceRecord
 from engine.store import meta
 from engine.store.chunks import IN_CHUNK, IN_LENGTHS, in_chunks
 from engine.store.database import Store
+from engine.store.documents import StateCounts
 from engine.store.meta import Key, PerMethod
 from engine.store.vectors import VectorIndex
 
@@ -54,6 +56,20 @@ def store(tmp_path):
     s = Store(tmp_path / "idx")
     yield s
     s.close()
+
+
+def test_file_states_and_settings_are_stored_as_the_strings_indexes_always_held(store):
+    # the enums' values are the on-disk format: an index made by an older quire reads as before
+    store.write_documents([_doc("/a", ["alpha"])], _unit(np.random.default_rng(0), 1), "m")
+    store.record_unindexed("/b", 1, 1.0, "h", FileState.SKIPPED, "empty file")
+    with store.transaction():
+        store.meta.put(PerMethod.CALIBRATION.of("m"), {"mean": 0.1})
+    rows = store.db.execute("SELECT path, status, typeof(status) FROM documents ORDER BY path").fetchall()
+    assert rows == [("/a", "indexed", "text"), ("/b", "skipped", "text")]
+    keys = {r[0] for r in store.db.execute("SELECT key FROM meta")}
+    assert {"schema_version", "index_id", "generation", "next_sentence_id", "next_passage_id", "calibration:m"} <= keys
+    assert [r.status for r in store.documents.listing()] == [FileState.INDEXED, FileState.SKIPPED]
+    assert store.documents.states() == StateCounts(indexed=1, skipped=1) and store.documents.states().documents == 2
 
 
 def test_write_replace_and_delete_keep_fts_consistent(store):

@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 CALIBRATION_PAIRS = 20_000
 PAIR_SLICE = 2048  # pairs scored at a time (calibrate)
-# (ids, vectors) of the sentence ids asked for: ``Store.vectors`` of a method, or what a writer holds in memory
+# (ids, vectors) of the sentence ids asked for: ``store.vectors.read`` of a method, or what a writer holds in memory
 Reader = Callable[[list[int]], tuple[np.ndarray, np.ndarray]]
 # Percentiles stored: the body coarsely, the upper tail finely (that is where thresholds live).
 _PROBS = np.concatenate([np.linspace(0.0, 0.99, 100), np.linspace(0.991, 0.9999, 20)])

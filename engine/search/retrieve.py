@@ -48,7 +48,7 @@ CANDIDATES = 200
 FILTERED_CANDIDATES = 10 * CANDIDATES
 # Quoted phrases are scored by FTS5 (the word index keeps no positions), as is every query on an index whose word index
 # is not built yet. FTS5's bm25() costs ~2.5 us per matching passage, so a scan expected to score more passages than
-# this is split over the cores (Store.bm25's parts): about 5 ms of bm25() on one core, where handing parts to threads
+# this is split over the cores (Words.fts_bm25's parts): about 5 ms of bm25() on one core, where handing parts to threads
 # costs well under a millisecond.
 LEXICAL_SPLIT_PASSAGES = 2_000
 # Hybrid queries that may rank their words at the same time (one per search thread the app and tools run).
