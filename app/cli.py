@@ -25,6 +25,7 @@ from app.output import end_output, stdout_closed
 from engine import (
     FULL_CHECK_BYTES,
     Answer,
+    FileState,
     Filters,
     IndexConfig,
     Limits,
@@ -462,7 +463,7 @@ def status(db: Path | None, files: bool, check: bool, cluster: str | None, as_js
     for root in st.roots:
         click.echo(f"  root: {readable(root)}")
     for f in st.files:
-        if files or f.status != "indexed":
+        if files or f.status != FileState.INDEXED:
             reason = f": {f.reason}" if f.reason else ""
             click.echo(f"  {f.status:<8} {readable(f.path)}{reason}")
 

@@ -24,6 +24,7 @@ import docgen  # noqa: E402  (the test suite's document generators)
 from measured import index_measured  # noqa: E402
 
 from engine.eval.report import stamp  # noqa: E402
+from engine.filestate import FileState  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "hostile.json"
 # Good files beside each case, read with it in the reader processes asked for (--workers).
@@ -39,7 +40,7 @@ def run_case(case: docgen.HostileCase, root: Path, limits: dict, workers: int) -
     path = case.make(docs, True)
     run = index_measured(docs, root / case.name / "index", limits, workers)
     record = run.files[case.name]
-    good = sum(record.status == "indexed" for name, record in run.files.items() if name.startswith("good"))
+    good = sum(record.status == FileState.INDEXED for name, record in run.files.items() if name.startswith("good"))
     return {
         "case": case.name, "size_bytes": path.stat().st_size, "status": record.status,
         "reason": record.reason or "", "sentences": record.sentences, "good_files_indexed": good,

@@ -155,8 +155,8 @@ class StageClock:
 
 def sample_queries(idx: Index, n: int) -> list[str]:
     """Sentences of the index cut to their first words: realistic length, with a known neighbourhood."""
-    ids = idx.store.random_sentence_ids(4 * n, seed=7)
-    rows = idx.store.sentences_by_id(ids.tolist())
+    ids = idx.store.sentences.random_ids(4 * n, seed=7)
+    rows = idx.store.sentences.by_ids(ids.tolist())
     texts = [" ".join(rows[int(i)].text.split()[:QUERY_WORDS]) for i in ids if int(i) in rows]
     return [t for t in texts if len(t.split()) >= 4][:n]
 
@@ -195,7 +195,7 @@ def exact_top_k(idx: Index, query_vectors: np.ndarray, k: int) -> tuple[np.ndarr
     index is never in memory twice (the vectors are already in memory)."""
     best_ids = np.zeros((len(query_vectors), 0), np.int64)
     best_sims = np.zeros((len(query_vectors), 0), np.float32)
-    for ids, matrix in idx.store.vector_batches(idx.method):
+    for ids, matrix in idx.store.vectors.batches(idx.method):
         sims = np.concatenate([best_sims, query_vectors @ matrix.T], axis=1)
         pool = np.concatenate([best_ids, np.broadcast_to(ids, (len(query_vectors), ids.size))], axis=1)
         top = np.argpartition(-sims, min(k, sims.shape[1]) - 1, axis=1)[:, :k]
@@ -219,7 +219,7 @@ def recall_at_k(idx: Index, queries: list[str], k: int) -> tuple[float, float]:
     for vector, ids, sims in zip(query_vectors, exact_ids, exact_sims):
         found, _ = vectors.search(vector, k)
         by_id += len(set(ids.tolist()) & set(found.tolist()))
-        _, stored = idx.store.vectors(idx.method, found.tolist())
+        _, stored = idx.store.vectors.read(idx.method, found.tolist())
         by_similarity += int(np.sum(stored @ vector >= sims.min() - 1e-3)) if stored.size else 0
     return by_id / (k * len(queries)), by_similarity / (k * len(queries))
 
@@ -231,11 +231,11 @@ def lexical_agreement(idx: Index, queries: list[str], k: int) -> float:
         return {r.path for r in idx.search(query, k=k, mode="lexical", explain=False).results}
 
     ours = [top(q) for q in queries]
-    idx.store.word_index_ready = lambda: False  # the searcher falls back to FTS5 alone
+    idx.store.words.ready = lambda: False  # the searcher falls back to FTS5 alone
     try:
         fts5 = [top(q) for q in queries]
     finally:
-        del idx.store.word_index_ready
+        del idx.store.words.ready
     return float(np.mean([len(p & e) / len(e) for p, e in zip(ours, fts5) if e]))
 
 
@@ -274,7 +274,7 @@ def measure_queries(index_dir: Path) -> dict:
     """Latency of each mode and the vector search's recall on an index; its size and counts."""
     with Index(index_dir, create=False) as idx:
         built = None
-        if not idx.store.word_index_ready():  # an index made before the word index: the next run builds it
+        if not idx.store.words.ready():  # an index made before the word index: the next run builds it
             started = time.perf_counter()
             idx.add()
             built = round(time.perf_counter() - started, 1)

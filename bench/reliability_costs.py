@@ -34,6 +34,7 @@ from index_wiki import DEFAULT_CORPUS, write_articles  # noqa: E402
 from engine import Index  # noqa: E402
 from engine.eval.report import stamp  # noqa: E402
 from engine.store import health, meta, space  # noqa: E402
+from engine.store.meta import Key  # noqa: E402
 
 RESULTS = REPO / "bench" / "results" / "reliability_costs.json"
 
@@ -52,7 +53,7 @@ def checks(db: Path) -> dict:
     """Seconds of each damage check on the database at ``db`` (read-only)."""
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        version = int(conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
+        version = int(conn.execute("SELECT value FROM meta WHERE key = ?", [Key.SCHEMA_VERSION]).fetchone()[0])
         return {"cheap_check_s": timed(lambda: health.cheap_problems(conn, version), 5),
                 "quick_check_s": timed(lambda: health.page_problems(conn), 3),
                 "integrity_check_s": timed(lambda: conn.execute("PRAGMA integrity_check").fetchall(), 1)}
@@ -72,7 +73,7 @@ def _as_before(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA secure_delete=OFF")
     if space.free_share(conn) >= space.VACUUM_FREE_SHARE:
         conn.execute(f"INSERT INTO {space.FTS_TABLE}({space.FTS_TABLE}) VALUES ('optimize')")
-    meta.delete(conn, space.PURGE_META)
+    meta.delete(conn, Key.WORDS_TO_PURGE)
 
 
 def removal(index: Path, docs: Path, share: float, scratch: Path, *, before: bool = False) -> dict:
@@ -120,7 +121,7 @@ def main() -> None:
         with Index(index) as idx:
             idx.add([docs])
     with Index(index, create=False) as idx:
-        sentences, documents = idx.store.sentence_count(), idx.store.indexed_count()
+        sentences, documents = idx.store.sentences.count(), idx.store.documents.indexed_count()
     row = {"documents": documents, "sentences": sentences, "db_bytes": (index / "index.db").stat().st_size,
            **checks(index / "index.db")}
     with tempfile.TemporaryDirectory(prefix="quire-reliability-", dir=root) as scratch:

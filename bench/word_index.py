@@ -104,16 +104,16 @@ def query_cost(index_dir: Path, words: list[list[terms.Term]]) -> dict:
     """Latency of ranking the queries' words by the word index and by FTS5, and their agreement."""
     with Index(index_dir, create=False) as idx:
         store = idx.store
-        if not store.word_index_ready():
+        if not store.words.ready():
             raise SystemExit("the kept index has no word index yet: run bench/index_wiki.py --queries-only on it first")
         ours, fts5, times = [], [], {"word index": [], "fts5": []}
-        store.word_bm25([t.stem for t in words[0]], CANDIDATES)  # warm: the segment list is read once
+        store.words.bm25([t.stem for t in words[0]], CANDIDATES)  # warm: the segment list is read once
         for query in words:
             started = time.perf_counter()
-            ours.append(store.word_bm25([t.stem for t in query], CANDIDATES))
+            ours.append(store.words.bm25([t.stem for t in query], CANDIDATES))
             times["word index"].append(time.perf_counter() - started)
             started = time.perf_counter()
-            fts5.append(store.bm25(terms.fts_expression([], query), CANDIDATES, parts=1))
+            fts5.append(store.words.fts_bm25(terms.fts_expression([], query), CANDIDATES, parts=1))
             times["fts5"].append(time.perf_counter() - started)
     agreement = [len({r[0] for r in a[:TOP]} & {r[0] for r in b[:TOP]}) / len(b[:TOP]) for a, b in zip(ours, fts5) if b]
     return {

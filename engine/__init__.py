@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         ReadError,
     )
     from engine.eval.harness import evaluate
+    from engine.filestate import FileState
     from engine.heap import freeze_long_lived, keep_freed_memory, thaw
     from engine.index import Index
     from engine.indexing.run import Progress
@@ -77,6 +78,7 @@ _HOMES = {
     "Answer": "engine.search.results", "Explanation": "engine.search.results", "Mode": "engine.search.results",
     "SearchResponse": "engine.search.results", "SearchResult": "engine.search.results", "named": "engine.search.results",
     "Searchable": "engine.searchable",
+    "FileState": "engine.filestate",
     "NOTHING_PASSES": "engine.store.filters", "Filters": "engine.store.filters",
     "FULL_CHECK_BYTES": "engine.store.health",
     "page_label": "engine.text.pages", "readable": "engine.text.paths",
@@ -99,6 +101,7 @@ __all__ = [
     "Answer",
     "Cancelled",
     "Explanation",
+    "FileState",
     "Filters",
     "Index",
     "IndexConfig",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from engine.filestate import FileState
+
 
 class QuireError(Exception):
     """Base class of every error the engine raises on purpose."""
@@ -40,11 +42,9 @@ class QueryError(QuireError):
 class ReadError(QuireError):
     """A document could not be read; ``reason`` is the short text stored on the file's record."""
 
-    def __init__(self, reason: str, *, status: str = "failed") -> None:
+    def __init__(self, reason: str, *, status: FileState = FileState.FAILED) -> None:
         super().__init__(reason)
         self.reason = reason
-        # "skipped" for files we decline on purpose (binary, too large, empty),
-        # "failed" for files we tried and could not read (corrupt, encrypted).
         self.status = status
 
 

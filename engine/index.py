@@ -21,10 +21,8 @@ from engine.blas import one_blas_thread
 from engine.config import IndexConfig
 from engine.embed import context
 from engine.embed.base import Embedder
-from engine.embed.centre import CentredEmbedder, centre_rows, collection_mean, wants_centring
 from engine.errors import (
     CancelFlag,
-    Cancelled,
     ConfigError,
     GraphUnavailableError,
     IndexNotFoundError,
@@ -32,13 +30,13 @@ from engine.errors import (
     MethodMismatchError,
 )
 from engine.facets.service import load_space
+from engine.indexing.methods import Methods
+from engine.indexing.reembed import reembed
 from engine.indexing.run import IndexingRun, Progress, ProgressCallback
-from engine.ingest.extract import sentence_hash
 from engine.ingest.pool import Extractor, extract_all
 from engine.locations import default_index_dir
 from engine.reports import FileStatus, IndexReport, IndexStatus
 from engine.search import related
-from engine.search.calibration import Calibration, calibrate, prior
 from engine.search.like import LikeQuery, LikeSource, like_query
 from engine.search.present import explain as explain_results
 from engine.search.query import check_text, query_stems
@@ -51,14 +49,13 @@ from engine.store.database import DB_NAME, Store
 from engine.store.files import bytes_on_disk, remove_leftovers
 from engine.store.filters import Filters
 from engine.store.locking import holding
+from engine.store.meta import Key
 from engine.store.vectorrows import DerivedVectors
 from engine.store.vectors import LEFTOVERS, VectorIndex
 from engine.text.paths import readable
 
 log = logging.getLogger(__name__)
 
-# Recalibrate the "nothing relevant" threshold when the index grew or shrank by this share since last time.
-RECALIBRATE_CHANGE = 0.1
 # Random sentences a query is compared with for its own null distribution: enough for a stable mean and spread,
 # few enough to cost a query little (docs/decisions/0002-score-fusion-and-relevance-gate.md).
 NULL_SAMPLE = 1000
@@ -94,25 +91,26 @@ class Index:
             raise IndexNotFoundError(f"no index at {self.folder}{where}; run `quire index PATH` first")
         self.config = config or IndexConfig()
         self.store = Store(self.folder, create=create)
+        #: what the index records of its embedding methods (engine.indexing.methods)
+        self.methods = Methods(self.store)
         for name in embed.derived():  # stored by no index: computed from the text when read
             # a vector draws on at most MAX_SPAN sentences, its own included (engine.embed.context)
-            self.store.derive(name, DerivedVectors(functools.partial(_derived_vectors, name), context.MAX_SPAN - 1))
+            self.store.vectors.derive(name, DerivedVectors(functools.partial(_derived_vectors, name),
+                                                           context.MAX_SPAN - 1))
         self._lock = FileLock(str(self.folder / "write.lock"), mode=privacy.FILE_MODE)
-        stored = self.store.get_meta("method")
+        stored = self.store.meta.get(Key.METHOD)
         if stored is None and self.store.read_only:
             self.store.close()
             raise IndexNotFoundError(f"the index at {self.folder} holds nothing yet and its folder is read-only; "
                                      f"index into a folder you can write to")
         if stored is None:
-            name = method or embed.DEFAULT_METHOD
-            embedder = embed.load(name)
             with self.store.transaction():
-                self._record_method(embedder)
+                self.methods.record(embed.load(method or embed.DEFAULT_METHOD))
         self._vectors: dict[str, VectorIndex] = {}
         self._null: tuple[tuple, np.ndarray | None] | None = None  # (state it was read in, the sample)
         self._searcher_lock = threading.Lock()
         with reporting_damage(self.store.path):
-            self._opened = self._state()
+            self._opened = self.methods.state()
 
     # -- context manager ----------------------------------------------------------------------------------------
     def __enter__(self) -> Index:
@@ -129,41 +127,13 @@ class Index:
         """Whether the graphs this object loaded (or will) still match the index: no sentence added or removed and the
         same method since it opened. A reader that finds so after another process's run keeps this object instead of
         reopening, which on a 3M-sentence index would mean reading its 3.6 GB graph again."""
-        return self._state() == self._opened
-
-    def _state(self) -> tuple:
-        return tuple(self.store.get_meta(key) for key in ("generation", "method", "fingerprint"))
+        return self.methods.state() == self._opened
 
     # -- method ---------------------------------------------------------------------------------------------------
     @property
     def method(self) -> str:
         """The embedding method searches use."""
-        return str(self.store.get_meta("method"))
-
-    def _record_method(self, embedder: Embedder) -> None:
-        self.store.set_meta("method", embedder.name)
-        self.store.set_meta("fingerprint", context.fingerprint(embedder))
-        self.store.set_meta("dim", embedder.dim)
-        self.store.set_meta(f"fingerprint:{embedder.name}", context.fingerprint(embedder))
-
-    def _embedder(self, method: str | None = None) -> Embedder:
-        embedder = embed.load(method or self.method)
-        mean = self.store.get_meta(_centre_key(embedder.name)) if wants_centring(embedder) else None
-        return embedder if mean is None else CentredEmbedder(embedder, np.asarray(mean, dtype=np.float32))
-
-    def centre_first_batch(self, embedder: Embedder, vectors: np.ndarray) -> tuple[Embedder, np.ndarray]:
-        """For a method whose vectors are centred on their collection (engine.embed.centre), fix this index's centre
-        from the first batch it embeds and centre that batch; the embedder returned centres the batches after it."""
-        if not wants_centring(embedder) or isinstance(embedder, CentredEmbedder) or not len(vectors):
-            return embedder, vectors
-        stored = self.store.get_meta(_centre_key(embedder.name))
-        if stored is not None:  # fixed since this embedder was loaded (a re-embedding before the run): keep it
-            mean = np.asarray(stored, dtype=np.float32)
-        else:
-            mean = collection_mean(vectors)
-            with self.store.transaction():
-                self.store.set_meta(_centre_key(embedder.name), mean.tolist())
-        return CentredEmbedder(embedder, mean), centre_rows(vectors, mean)
+        return self.methods.current
 
     def vector_index(self, embedder: Embedder, *, load: bool = True, repair: bool = True) -> VectorIndex:
         """The method's graph, loaded (caught up in memory) unless ``load`` is False; saved only by writers. Without
@@ -179,14 +149,6 @@ class Index:
         if load and not index.is_open:
             index.open(self.store, repair=repair)
         return index
-
-    def _check_current(self, embedder: Embedder) -> None:
-        if context.fingerprint(embedder) != self.store.get_meta("fingerprint"):
-            raise MethodMismatchError(
-                f"the index's {self.method} vectors were made by another version of the model or of quire "
-                f"({self.store.get_meta('fingerprint')}, this one makes {context.fingerprint(embedder)}); "
-                f"run `quire index --method {self.method}` to re-embed"
-            )
 
     # -- writing --------------------------------------------------------------------------------------------------
     @contextmanager
@@ -222,16 +184,16 @@ class Index:
                 log.info("removed %s, left by a run that was stopped while saving", leftover.name)
             self._build_word_index(progress, cancel)
             if method and method != self.method:
-                self._reembed(method, progress, cancel)
-            embedder = self._embedder()
-            if context.fingerprint(embedder) != self.store.get_meta("fingerprint"):
+                reembed(self, method, progress, cancel)
+            embedder = self.methods.embedder()
+            if not self.methods.is_current(embedder):
                 log.info("the index's %s vectors were made as %s, this quire makes %s: re-embedding them",
-                         self.method, self.store.get_meta("fingerprint"), context.fingerprint(embedder))
-                self._reembed(self.method, progress, cancel)
-            roots = [str(Path(os.path.abspath(p))) for p in paths] or self.store.roots()
+                         self.method, self.store.meta.get(Key.FINGERPRINT), context.fingerprint(embedder))
+                reembed(self, self.method, progress, cancel)
+            roots = [str(Path(os.path.abspath(p))) for p in paths] or self.store.documents.roots()
             if not roots:
                 raise ConfigError("nothing to index: give a file or folder")
-            self.store.add_roots(roots)
+            self.store.documents.add_roots(roots)
             run = IndexingRun(self, embedder, progress, cancel, keep, extract)
             run.run(roots)  # files gone or changed: their old words leave the disk as the run ends (Store.running)
             return IndexReport(
@@ -263,7 +225,7 @@ class Index:
     def _build_word_index(self, progress: ProgressCallback | None, cancel: CancelFlag | None) -> None:
         """Index the words of passages written before the word index existed (an index from an older quire); until
         then lexical search runs on FTS5 alone, slower on large indexes."""
-        if self.store.word_index_ready():
+        if self.store.words.ready():
             return
 
         def report(done: int, total: int) -> None:
@@ -272,20 +234,20 @@ class Index:
                                   unit="passages"))
 
         log.info("building the word index of %s", self.folder)
-        self.store.build_word_index(progress=report, cancel=cancel)
+        self.store.words.build(progress=report, cancel=cancel)
 
     @_reports_damage
     def remove(self, paths: Sequence[Path | str]) -> int:
         """Forget files, or everything under folders; returns the number of files removed."""
         with self._writing():
             targets = [str(Path(os.path.abspath(p))) for p in paths]
-            doomed = sorted({d.path for t in targets for d in self.store.documents(t)})
+            doomed = sorted({d.path for t in targets for d in self.store.documents.listing(t)})
             removed = self.store.delete_paths(doomed)
-            self.store.remove_roots(targets)
-            embedder = self._embedder()
+            self.store.documents.remove_roots(targets)
+            embedder = self.methods.embedder()
             index = self.vector_index(embedder)
             index.remove(removed)
-            index.save(int(self.store.get_meta("generation", 0)))
+            index.save(self.store.meta.generation())
             if self.store.needs_purge():  # the removed documents' words and disk space (engine.store.space)
                 self.store.reclaim_space()
             return len(doomed)
@@ -295,58 +257,8 @@ class Index:
                 cancel: CancelFlag | None = None) -> None:
         """Embed every sentence with ``method`` and make it the index's method once all are done (resumable)."""
         with self._writing():
-            self._reembed(method, progress, cancel)
+            reembed(self, method, progress, cancel)
 
-    def _reembed(self, method: str, progress: ProgressCallback | None, cancel: CancelFlag | None) -> None:
-        """:meth:`reembed` under the write lock."""
-        embedder = self._embedder(method)
-        if context.fingerprint(embedder) != self.store.get_meta(f"fingerprint:{method}"):
-            # vectors of an older model version, or made under another rule (engine.embed.context), are useless
-            self.store.drop_vectors(method)
-            with self.store.transaction():
-                self.store.set_meta(f"fingerprint:{method}", context.fingerprint(embedder))
-                self.store.set_meta(_centre_key(method), None)  # the next first batch sets it again
-            embedder = self._embedder(method)
-        total = self.store.sentence_count()
-        done = 0 if self.store.derives(method) else len(self.store.vector_ids(method))
-        # whole documents at a time: a short line is embedded with its neighbours (engine.embed.context)
-        for part in self.store.iter_documents(self.config.batch_sentences, without_vectors_for=method):
-            if cancel is not None and cancel.is_set():
-                raise Cancelled(f"re-embedding with {method} paused at {done:,} of {total:,} sentences")
-            vectors, made = context.encode(embedder, part.texts, part.doc_sizes)
-            embedder, vectors = self.centre_first_batch(embedder, vectors)
-            # a short line carries its source's hash (_carrying_hashes); the hash it may carry already is
-            # replaced by its own text's first. Before the vectors: a batch stopped in between is done again.
-            own, short = part.hashes.copy(), np.flatnonzero(context.is_short(made.words))
-            own[short] = [sentence_hash(part.texts[i]) for i in short.tolist()]
-            carried = own[made.sources()]
-            changed = carried != part.hashes
-            if changed.any():
-                self.store.set_sentence_hashes(part.ids[changed], carried[changed])
-            self.store.add_vectors(method, part.ids[part.missing], vectors[part.missing])
-            done += int(part.missing.sum())
-            if progress:
-                progress(Progress("embedding", done, total, done, current=f"re-embedding with {method}",
-                                  unit="sentences"))
-        with self.store.transaction():
-            self._record_method(embedder)
-            self.store.set_meta("generation", int(self.store.get_meta("generation", 0)) + 1)
-        self.vector_index(embedder).save(int(self.store.get_meta("generation", 0)))
-        self.calibrate(embedder, force=True)
-
-    def calibrate(self, embedder: Embedder, *, force: bool = False) -> None:
-        """Measure the random-pair cosine distribution of ``embedder``'s vectors again when the index has changed by
-        RECALIBRATE_CHANGE since the last time (or with ``force``)."""
-        count = self.store.sentence_count()
-        previous = self.store.get_meta(f"calibration:{embedder.name}")
-        last = previous.get("sentences", 0) if previous else 0
-        if not force and previous and abs(count - last) <= RECALIBRATE_CHANGE * max(last, 1):
-            return
-        graph = self.vector_index(embedder, load=False)
-        # vectors a run holds already (the static ones would otherwise be computed again from the text)
-        cal = calibrate(self.store, embedder.name, read=graph.vectors if graph.is_open else None)
-        with self.store.transaction():
-            self.store.set_meta(f"calibration:{embedder.name}", {**cal.to_meta(), "sentences": count} if cal else None)
 
     # -- reading --------------------------------------------------------------------------------------------------
     @_reports_damage
@@ -366,11 +278,11 @@ class Index:
                 f"run `quire index --method {method}` to re-embed it, or search without --method"
             )
         # every mode's confidence weighs the query's cosines (lexical mode's alone goes on without stale vectors)
-        embedder = self._embedder()
-        current = context.fingerprint(embedder) == self.store.get_meta("fingerprint")
+        embedder = self.methods.embedder()
+        current = self.methods.is_current(embedder)
         vectors = unavailable = None
         if mode is not Mode.LEXICAL:
-            self._check_current(embedder)
+            self.methods.check_current(embedder)
             with self._searcher_lock:
                 try:
                     vectors = self.vector_index(embedder, repair=False)
@@ -378,20 +290,12 @@ class Index:
                     unavailable, mode = e, Mode.LEXICAL
         # the static model's word space explains results and relates the query's words to others (0019)
         searcher = Searcher(self.store, vectors, embedder if current else None,
-                            self._calibration(embedder, collection) if current else None, facets=load_space(),
+                            self.methods.calibration(embedder, collection) if current else None, facets=load_space(),
                             null_sample=self._null_sample(embedder) if current else None, collection=collection)
         response = searcher.search(query, k=k, mode=mode, include_weak=include_weak, explain=explain,
                                    rerank_facets=rerank_facets, exclude=exclude, within=within,
                                    second_look=second_look, correct=correct)
         return response if unavailable is None else replace(response, notes=(*response.notes, unavailable.note))
-
-    def _calibration(self, embedder: Embedder, collection: CollectionStatistics | None) -> Calibration | None:
-        """The query scale's: a shard's collection's (its own sample is a part of it), the index's, or the prior."""
-        if collection is not None:
-            return collection.calibration
-        stored = self.store.get_meta(f"calibration:{embedder.name}")
-        own = Calibration.from_meta({k: v for k, v in stored.items() if k != "sentences"} if stored else None)
-        return own if own is not None else prior(context.fingerprint(embedder))
 
     @_reports_damage
     def statistics(self, query: str, mode: Mode | str = Mode.HYBRID) -> CollectionStatistics:
@@ -402,8 +306,8 @@ class Index:
         _, terms, stems = query_stems(query)
         space = load_space() if Mode(mode) is Mode.HYBRID and terms else None
         near = related.related_words(space, terms, {}, key_words=len(terms)) if space is not None else {}
-        words = self.store.word_statistics([*stems, *(s for s in near if s not in stems)])
-        return CollectionStatistics(words, self.store.indexed_count(), self.store.sentence_count())
+        words = self.store.words.statistics([*stems, *(s for s in near if s not in stems)])
+        return CollectionStatistics(words, self.store.documents.indexed_count(), self.store.sentences.count())
 
     @_reports_damage
     def search_like(self, source: LikeSource | str | os.PathLike[str], *, k: int = 10,
@@ -427,7 +331,7 @@ class Index:
     def content_hashes(self, paths: Sequence[str]) -> dict[str, str]:
         """The content hash of each indexed document among ``paths``: a collection's merge folds copies of one file
         that other shards hold, as one index folds those it holds."""
-        records = (self.store.document(path) for path in paths)
+        records = (self.store.documents.get(path) for path in paths)
         return {r.path: r.hash for r in records if r is not None and r.hash}
 
     @_reports_damage
@@ -439,10 +343,10 @@ class Index:
     def _null_sample(self, embedder: Embedder) -> np.ndarray | None:
         """Vectors of random sentences of the index, read once per state of the index: each query's similarity to
         them is its own null distribution (engine.search.relevance)."""
-        key = (embedder.name, self._state())
+        key = (embedder.name, self.methods.state())
         if self._null is None or self._null[0] != key:
-            ids = self.store.random_sentence_ids(NULL_SAMPLE)
-            found, vectors = self.store.vectors(embedder.name, ids.tolist())
+            ids = self.store.sentences.random_ids(NULL_SAMPLE)
+            found, vectors = self.store.vectors.read(embedder.name, ids.tolist())
             self._null = (key, vectors if found.size >= 2 else None)
         return self._null[1]
 
@@ -454,7 +358,7 @@ class Index:
         A result whose sentence is no longer in the index (its file changed since the search) comes back as it was,
         as does one that no search of this index made (no ``sentence_id``).
         """
-        stored = self.store.sentences_by_id([r.sentence_id for r in results if r.sentence_id is not None])
+        stored = self.store.sentences.by_ids([r.sentence_id for r in results if r.sentence_id is not None])
         rows = [stored.get(r.sentence_id) if r.sentence_id is not None else None for r in results]
         found = [i for i, row in enumerate(rows) if row is not None]
         self.store.serve_searches()  # read as searches read it, as the search that made the results did
@@ -471,30 +375,19 @@ class Index:
         in the tables and counts always, in every page of the file when it is small or with ``check``
         (engine.store.health)."""
         self.store.check(pages=check or self.store.small())
-        stats = self.store.stats()
+        states = self.store.documents.states()
         listed = tuple(
-            FileStatus(d.path, d.status, d.reason, d.sentences, d.title, d.kind) for d in self.store.documents()
+            FileStatus(d.path, d.status, d.reason, d.sentences, d.title, d.kind) for d in self.store.documents.listing()
         ) if files else ()
         return IndexStatus(
-            folder=str(self.folder), method=self.store.get_meta("method"),
-            fingerprint=self.store.get_meta("fingerprint"), documents=stats["documents"], indexed=stats["indexed"],
-            skipped=stats["skipped"], failed=stats["failed"], sentences=stats["sentences"],
-            roots=tuple(self.store.roots()), methods_embedded=self._methods_embedded(),
+            folder=str(self.folder), method=self.store.meta.get(Key.METHOD),
+            fingerprint=self.store.meta.get(Key.FINGERPRINT), documents=states.documents,
+            indexed=states.indexed, skipped=states.skipped, failed=states.failed,
+            sentences=self.store.sentences.count(),
+            roots=tuple(self.store.documents.roots()), methods_embedded=self.methods.embedded(),
             bytes_on_disk=bytes_on_disk(self.folder), files=listed,
         )
-
-    def _methods_embedded(self) -> tuple[str, ...]:
-        """Methods with stored vectors, and the derived methods the index was embedded with (their vectors are
-        computed from the text)."""
-        stored = [t[len("vectors_"):] for t in self.store.vector_tables()]
-        derived = [m for m in embed.derived() if self.store.get_meta(f"fingerprint:{m}") is not None]
-        return tuple(sorted({*stored, *derived}))
-
 
 def _derived_vectors(method: str, texts: Sequence[str], doc_sizes: np.ndarray) -> np.ndarray:
     """The vectors of a derived method (engine.embed.derived) for whole documents' sentences, as indexing made them."""
     return context.encode(embed.load(method), texts, doc_sizes)[0]
-
-
-def _centre_key(method: str) -> str:
-    return f"centre:{method}"

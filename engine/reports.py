@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from dataclasses import asdict, dataclass, field
 
+from engine.filestate import FileState
 from engine.indexing.run import FileIssue
 
 log = logging.getLogger(__name__)
@@ -39,7 +40,7 @@ class FileStatus:
     file, such as a cut at the sentence limit), its sentences in the index, its title and kind (format)."""
 
     path: str
-    status: str
+    status: FileState
     reason: str | None
     sentences: int | None
     title: str | None

@@ -145,5 +145,5 @@ def opened_vectors(store, dim: int = 16):
 
     index = VectorIndex(store.folder, "m", "fp", dim)
     index.open(store)
-    index.save(int(store.get_meta("generation", 0)))
+    index.save(store.meta.generation())
     return index

@@ -25,6 +25,8 @@ from ebooklib import epub
 from odf import dc, text
 from odf.opendocument import OpenDocumentText
 
+from engine.filestate import FileState
+
 # Real sentences (Wikipedia), one a line: what tests that need a corpus of some size index.
 TOY_CORPUS = Path(__file__).parent / "data" / "toy_corpus.txt"
 
@@ -513,7 +515,7 @@ class HostileCase:
 
     name: str
     make: Callable[[Path, bool], Path]
-    status: str
+    status: FileState
     reason: str
 
 
@@ -547,12 +549,12 @@ def make_pipe(folder: Path) -> Path:
 
 
 HOSTILE = (
-    HostileCase("names.zip", lambda folder, full: make_hostile_names_zip(folder), "skipped",
+    HostileCase("names.zip", lambda folder, full: make_hostile_names_zip(folder), FileState.SKIPPED,
                 "1 member with an empty name not read; 2 members with a name that leads out of the archive"),
-    HostileCase("locked.docx", lambda folder, full: make_encrypted_office(folder), "failed",
+    HostileCase("locked.docx", lambda folder, full: make_encrypted_office(folder), FileState.FAILED,
                 "encrypted DOCX: it is protected by a password"),
-    HostileCase("pipe", lambda folder, full: make_pipe(folder), "skipped", "not a regular file (a named pipe)"),
-    HostileCase("sparse.txt", lambda folder, full: make_sparse(folder), "skipped", "too large: 2,000 MB"),
+    HostileCase("pipe", lambda folder, full: make_pipe(folder), FileState.SKIPPED, "not a regular file (a named pipe)"),
+    HostileCase("sparse.txt", lambda folder, full: make_sparse(folder), FileState.SKIPPED, "too large: 2,000 MB"),
     # inflated to its allowance (200 times its size) before it is known for a bomb: the full one's 200 MB took more
     # than the tests' 2 s budget on a loaded machine, the small one's 20 MB a tenth of it
     HostileCase("liar.docx", lambda folder, full: make_lying_zip(folder, megabytes=1000 if full else 100), "skipped",
@@ -567,7 +569,8 @@ HOSTILE = (
     HostileCase("links.rtf", lambda folder, full: make_unfinished_links_rtf(folder), "indexed", ""),
     # pdfium alone spends about 1.7 us and 300 bytes per glyph in C: 23 million glyphs (depth 7) took 39 s and 7.7 GB,
     # too much to run beside other work even once; 5.7 million (depth 6, 12 per form) keep it in C for 10 s
-    HostileCase("glyphs.pdf", lambda folder, full: make_glyph_bomb_pdf(folder, 6, 12), "skipped", "took longer than"),
+    HostileCase("glyphs.pdf", lambda folder, full: make_glyph_bomb_pdf(folder, 6, 12), FileState.SKIPPED,
+                "took longer than"),
 )
 
 

@@ -14,11 +14,11 @@ def assert_word_index_matches_fts5(store: Store, query: str, limit: int = 1000) 
     words = terms.query_terms(query)
     stems = [t.stem for t in words]
     match = terms.fts_expression([], words)
-    exact = sorted(store.bm25(match, limit), key=lambda r: (-r[2], r[0])) if match else []
-    ranked = store.word_bm25(stems, limit)
+    exact = sorted(store.words.fts_bm25(match, limit), key=lambda r: (-r[2], r[0])) if match else []
+    ranked = store.words.bm25(stems, limit)
     assert [(p, d) for p, d, _ in ranked] == [(p, d) for p, d, _ in exact], query
     assert [s for _, _, s in ranked] == pytest.approx([s for _, _, s in exact], rel=1e-12), query
     vocab = dict(store.db.execute(
         f"SELECT term, doc FROM passages_vocab WHERE term IN ({','.join('?' * len(stems))})", stems).fetchall())
-    assert store.term_document_frequencies(stems) == {s: n for s, n in vocab.items() if n}, query
+    assert store.words.frequencies(stems) == {s: n for s, n in vocab.items() if n}, query
     return ranked

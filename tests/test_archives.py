@@ -12,6 +12,7 @@ import docgen
 import pytest
 
 from engine import Filters, Index, IndexConfig, Mode
+from engine.filestate import FileState
 
 NOTES = "Beavers build dams of branches and mud across slow streams.\n"
 MINUTES = "The committee approved the new harbour lighthouse budget on Tuesday.\n"
@@ -68,7 +69,7 @@ def test_members_are_documents_with_their_own_paths_and_readers(docs: Path, tmp_
                                str(archive / "reports" / "2024" / "minutes.docx")}
         assert report.documents == 3 and not report.issues
         member = listed[str(archive / "reports" / "2024" / "minutes.docx")]
-        assert member.status == "indexed" and member.kind == "docx"
+        assert member.status == FileState.INDEXED and member.kind == "docx"
         sentence, title = docgen.EXPECTED["docx"]
         assert member.title == title
         top = idx.search(sentence, k=3, mode=Mode.LEXICAL).results[0]
@@ -94,7 +95,8 @@ def test_a_changed_archive_rereads_only_changed_members_and_drops_the_missing(do
         report = idx.add([docs])
         assert (report.documents, report.unchanged, report.removed) == (1, 2, 1)
         listed = files(idx)
-        assert str(archive / "notes.txt") not in listed and listed[str(archive / "agenda.txt")].status == "indexed"
+        assert str(archive / "notes.txt") not in listed
+        assert listed[str(archive / "agenda.txt")].status == FileState.INDEXED
         assert idx.search("beavers", k=5, mode=Mode.LEXICAL).results == ()
         assert idx.search("lighthouse budget", k=1).results[0].path == str(archive / "agenda.txt")
 
@@ -120,11 +122,11 @@ def test_bad_archives_are_recorded_with_a_reason_and_the_rest_is_indexed(tmp_pat
     with Index(tmp_path / "index", config=IndexConfig(workers=0)) as idx:
         report = idx.add([folder])
         listed = files(idx)
-        assert listed[str(folder / "bomb.zip")].status == "skipped"
+        assert listed[str(folder / "bomb.zip")].status == FileState.SKIPPED
         assert listed[str(folder / "bomb.zip")].reason.startswith("zip bomb?")
-        assert listed[str(folder / "broken.zip")].status == "failed"
+        assert listed[str(folder / "broken.zip")].status == FileState.FAILED
         assert listed[str(folder / "broken.zip")].reason.startswith("corrupt zip archive")
-        assert listed[str(locked / "open.txt")].status == "indexed"
+        assert listed[str(locked / "open.txt")].status == FileState.INDEXED
         assert str(locked / "secret.txt") not in listed
         assert any(i.path == str(locked) and "1 encrypted member not read" in i.reason for i in report.issues)
         assert listed[str(locked)].reason == "1 encrypted member not read"  # in `status` too, not only the run
@@ -138,7 +140,8 @@ def test_a_member_that_inflates_past_its_stated_size_stops_at_the_limit(tmp_path
     archive = bundle(tmp_path, {"big.txt": b"word " * 400_000})  # 2 MB of text, about 2 KB packed
     with pytest.raises(ReadError) as caught, unpacked(archive, "big.txt", Limits(max_unpacked_bytes=1_000_000)):
         pass
-    assert caught.value.status == "skipped" and "archive member unpacks to more than 1 MB" in caught.value.reason
+    assert caught.value.status == FileState.SKIPPED
+    assert "archive member unpacks to more than 1 MB" in caught.value.reason
 
 
 def test_a_member_opens_from_a_read_only_copy_and_reveals_its_archive(docs: Path, tmp_path: Path) -> None:
@@ -214,9 +217,9 @@ def test_a_hostile_member_name_is_recorded_on_its_archive_and_the_run_goes_on(tm
     with Index(tmp_path / "index", config=IndexConfig(workers=0)) as idx:
         report = idx.add([folder])
         listed = files(idx)
-    assert sum(f.status == "indexed" and "good" in f.path for f in listed.values()) == 10
+    assert sum(f.status == FileState.INDEXED and "good" in f.path for f in listed.values()) == 10
     record = listed[str(archive)]  # in `status`, not only in the run's report
-    assert record.status == "skipped" and why in record.reason
+    assert record.status == FileState.SKIPPED and why in record.reason
     assert any(i.path == str(archive) and why in i.reason for i in report.issues)
     assert [p for p in listed if p.startswith(str(archive) + "/")] == (
         [str(archive / "twice.txt")] if "twice.txt" in names else [])
@@ -227,11 +230,11 @@ def test_an_archive_note_goes_once_the_member_is_gone(tmp_path: Path) -> None:
     archive = hostile_bundle(folder, ["", "kept.txt"])
     with Index(tmp_path / "index", config=IndexConfig(workers=0)) as idx:
         idx.add([folder])
-        assert files(idx)[str(archive)].status == "skipped"
+        assert files(idx)[str(archive)].status == FileState.SKIPPED
         hostile_bundle(folder, ["kept.txt"])
         os.utime(archive, (1, 1))
         idx.add([folder])
-        assert str(archive) not in files(idx) and files(idx)[str(archive / "kept.txt")].status == "indexed"
+        assert str(archive) not in files(idx) and files(idx)[str(archive / "kept.txt")].status == FileState.INDEXED
 
 
 def test_a_member_name_longer_than_a_file_name_may_be_is_read(tmp_path: Path) -> None:
@@ -239,4 +242,4 @@ def test_a_member_name_longer_than_a_file_name_may_be_is_read(tmp_path: Path) ->
     archive = hostile_bundle(tmp_path / "docs", [name])
     with Index(tmp_path / "index", config=IndexConfig(workers=0)) as idx:
         idx.add([tmp_path / "docs"])
-        assert files(idx)[str(archive / name)].status == "indexed"
+        assert files(idx)[str(archive / name)].status == FileState.INDEXED

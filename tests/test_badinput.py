@@ -16,24 +16,25 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import cli
+from engine.filestate import FileState
 from engine.search.query import MAX_QUERY_CHARS
 
 GOOD = "The ferryman rowed travellers across the misty river every evening."
 # name -> (status, words the reason must contain)
 EXPECTED = {
-    "corrupt.pdf": ("failed", "corrupt pdf"),
-    "secret.pdf": ("failed", "encrypted"),
-    "truncated.pdf": ("failed", "pdf"),
-    "scan.pdf": ("skipped", "no text layer"),
-    "bomb.docx": ("skipped", "zip bomb"),
-    "bomb.epub": ("skipped", "zip bomb"),
-    "empty.txt": ("skipped", "empty"),
-    "blob": ("skipped", "binary"),
-    "image.png": ("failed", "corrupt image"),
-    "huge.txt": ("skipped", "too large"),
-    "self-loop": ("failed", "symbolic link"),
-    "broken-link.txt": ("failed", "broken symbolic link"),
-    "sub/up": ("skipped", "symbolic link"),
+    "corrupt.pdf": (FileState.FAILED, "corrupt pdf"),
+    "secret.pdf": (FileState.FAILED, "encrypted"),
+    "truncated.pdf": (FileState.FAILED, "pdf"),
+    "scan.pdf": (FileState.SKIPPED, "no text layer"),
+    "bomb.docx": (FileState.SKIPPED, "zip bomb"),
+    "bomb.epub": (FileState.SKIPPED, "zip bomb"),
+    "empty.txt": (FileState.SKIPPED, "empty"),
+    "blob": (FileState.SKIPPED, "binary"),
+    "image.png": (FileState.FAILED, "corrupt image"),
+    "huge.txt": (FileState.SKIPPED, "too large"),
+    "self-loop": (FileState.FAILED, "symbolic link"),
+    "broken-link.txt": (FileState.FAILED, "broken symbolic link"),
+    "sub/up": (FileState.SKIPPED, "symbolic link"),
 }
 
 
@@ -126,7 +127,7 @@ def test_unreadable_file_is_recorded(tmp_path: Path) -> None:
         assert code == 0, out
         code, out = run("status", "--db", str(tmp_path / "i"), "--json")
         record = next(f for f in json.loads(out)["files"] if f["path"] == str(locked))
-        assert (record["status"], record["reason"]) == ("failed", "permission denied")
+        assert (record["status"], record["reason"]) == (FileState.FAILED, "permission denied")
     finally:
         locked.chmod(0o644)
 
@@ -141,7 +142,7 @@ def test_a_password_protected_office_file_is_called_encrypted_not_corrupt(tmp_pa
     assert code == 0, out
     code, out = run("status", "--db", str(tmp_path / "i"), "--json")
     records = {Path(f["path"]).name: (f["status"], f["reason"]) for f in json.loads(out)["files"]}
-    assert records["locked.docx"] == ("failed", "encrypted DOCX: it is protected by a password")
+    assert records["locked.docx"] == (FileState.FAILED, "encrypted DOCX: it is protected by a password")
 
 
 def test_pipes_and_sockets_are_recorded_not_passed_over(tmp_path: Path) -> None:
@@ -158,9 +159,9 @@ def test_pipes_and_sockets_are_recorded_not_passed_over(tmp_path: Path) -> None:
     finally:
         listening.close()
     records = {Path(f["path"]).name: (f["status"], f["reason"]) for f in json.loads(out)["files"]}
-    assert records["pipe"] == ("skipped", "not a regular file (a named pipe)")
-    assert records["sock"] == ("skipped", "not a regular file (a socket)")
-    assert records["good.txt"][0] == "indexed"
+    assert records["pipe"] == (FileState.SKIPPED, "not a regular file (a named pipe)")
+    assert records["sock"] == (FileState.SKIPPED, "not a regular file (a socket)")
+    assert records["good.txt"][0] == FileState.INDEXED
 
 
 def test_a_path_through_a_regular_file_is_refused_before_indexing(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ from engine.cluster.collection import Collection  # noqa: E402
 from engine.cluster.indexing import index_collection  # noqa: E402
 from engine.cluster.routing import shard_of  # noqa: E402
 from engine.errors import QuireError  # noqa: E402
+from engine.filestate import FileState  # noqa: E402
 from engine.search.like import LikeSource  # noqa: E402
 
 pytestmark = pytest.mark.slow  # a Ray cluster, drivers killed: the tier .ci/run runs after the fast one and lint
@@ -79,7 +80,7 @@ def _indexed(shard: Path) -> int:
     """Documents a shard has committed (0 before it exists), read without opening it for writing."""
     try:
         with sqlite3.connect(f"file:{shard / 'index.db'}?mode=ro", uri=True) as conn:
-            return conn.execute("SELECT count(*) FROM documents WHERE status = 'indexed'").fetchone()[0]
+            return conn.execute(f"SELECT count(*) FROM documents WHERE status = '{FileState.INDEXED}'").fetchone()[0]
     except sqlite3.OperationalError:
         return 0
 
@@ -104,7 +105,7 @@ def _writes_held(shard: Path) -> Iterator[int]:
             except sqlite3.OperationalError:  # locked by the writer's commit
                 assert time.monotonic() < deadline, "the shard's write lock was never free"
                 time.sleep(0.001)
-        yield conn.execute("SELECT count(*) FROM documents WHERE status = 'indexed'").fetchone()[0]
+        yield conn.execute(f"SELECT count(*) FROM documents WHERE status = '{FileState.INDEXED}'").fetchone()[0]
     finally:
         conn.close()
 

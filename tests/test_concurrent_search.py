@@ -13,6 +13,7 @@ import docgen
 import pytest
 
 from engine import Index, IndexConfig
+from engine.store.meta import Key
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIG = IndexConfig(workers=0)
@@ -72,7 +73,7 @@ def test_searches_in_processes_write_nothing_and_the_next_run_saves_the_graph(be
 
     with Index(behind, create=False, config=CONFIG) as idx:  # the writer brings the files up to date
         assert idx.add().documents == 0
-        generation = idx.store.get_meta("generation")
+        generation = idx.store.meta.get(Key.GENERATION)
     assert json.loads((behind / "vectors-static.json").read_text())["generation"] == generation
     saved = graph_files(behind)
     assert saved != before
@@ -121,4 +122,4 @@ def test_searches_beside_an_indexing_run_never_crash(tmp_path: Path) -> None:
         assert int(out) > 0
     assert report.documents > 10 and not list(folder.glob("*.tmp"))
     with Index(folder, create=False) as idx:
-        assert idx.vector_index(idx._embedder()).live_count == idx.store.sentence_count()
+        assert idx.vector_index(idx.methods.embedder()).live_count == idx.store.sentences.count()

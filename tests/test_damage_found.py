@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from engine import Index, IndexConfig
+from engine.store.meta import Key
 
 REPO = Path(__file__).resolve().parent.parent
 FILES = 40
@@ -78,9 +79,9 @@ DAMAGE = {
     "table passages_fts dropped": lambda db: _sql(db, "DROP TABLE passages_fts"),
     "a seventh of the sentences deleted": lambda db: _sql(db, "DELETE FROM sentences WHERE id % 7 = 0"),
     "a fifth of the documents deleted": lambda db: _sql(db, "DELETE FROM documents WHERE id % 5 = 0"),
-    "a setting that is not JSON": lambda db: _sql(db, "UPDATE meta SET value = '{oops' WHERE key = 'generation'"),
-    "schema_version 'abc'": lambda db: _sql(db, "UPDATE meta SET value = '\"abc\"' WHERE key = 'schema_version'"),
-    "method sbert": lambda db: _sql(db, "UPDATE meta SET value = '\"sbert\"' WHERE key = 'method'"),
+    "a setting that is not JSON": lambda db: _sql(db, f"UPDATE meta SET value = '{{oops' WHERE key = '{Key.GENERATION.value}'"),
+    "schema_version 'abc'": lambda db: _sql(db, f"UPDATE meta SET value = '\"abc\"' WHERE key = '{Key.SCHEMA_VERSION.value}'"),
+    "method sbert": lambda db: _sql(db, f"UPDATE meta SET value = '\"sbert\"' WHERE key = '{Key.METHOD.value}'"),
 }
 
 
@@ -132,13 +133,12 @@ def test_rebuild_without_a_readable_list_of_folders_asks_for_them(index: Path, m
 
 
 def test_a_killed_run_has_every_page_checked_by_the_next(index: Path) -> None:
-    from engine.store import health
 
     with Index(index, create=False) as idx:
         with idx.store.transaction():
-            idx.store.set_meta(health.RUNNING_META, True)  # as a run killed mid-way leaves it
+            idx.store.meta.put(Key.RUN_IN_PROGRESS, True)  # as a run killed mid-way leaves it
         assert idx.store.pages_due()
     with Index(index, create=False, config=IndexConfig(workers=0)) as idx:
         idx.add()
-        assert idx.store.get_meta(health.RUNNING_META) is None
-        assert idx.store.get_meta(health.CHECKED_META) is not None
+        assert idx.store.meta.get(Key.RUN_IN_PROGRESS) is None
+        assert idx.store.meta.get(Key.PAGES_CHECKED_AT) is not None

@@ -75,13 +75,13 @@ def test_a_damaged_graph_is_rebuilt_from_the_database(indexed: Path, tmp_path: P
 
     with Index(indexed, create=False, config=CONFIG) as idx:  # a run with nothing to read saves the rebuilt graph
         assert idx.add().documents == 0
-        sentences = idx.store.sentence_count()
+        sentences = idx.store.sentences.count()
     info = json.loads(sidecar.read_text())
     assert info["size"] == graph.stat().st_size and info["count"] == sentences
     assert graph.read_bytes() != damaged[graph.name]
     with Index(indexed, create=False, config=CONFIG) as idx:
         assert [Path(r.path).name for r in idx.search(RIGEL, k=1, mode="semantic").results] == ["rigel.txt"]
-        assert idx.vector_index(idx._embedder()).live_count == sentences
+        assert idx.vector_index(idx.methods.embedder()).live_count == sentences
 
 
 def test_an_hnsw_graph_left_by_an_earlier_quire_is_replaced_by_the_next_run(indexed: Path) -> None:

@@ -26,7 +26,7 @@ def store(tmp_path):
 
 def _nearest(store: Store, query: np.ndarray, k: int) -> list[int]:
     """Ids of the ``k`` stored vectors nearest ``query``, by brute force over the database."""
-    ids, matrix = store.vectors("m")
+    ids, matrix = store.vectors.read("m")
     return ids[np.argsort(-(matrix @ query), kind="stable")[:k]].tolist()
 
 
@@ -55,11 +55,11 @@ def test_codes_are_made_when_the_collection_reaches_the_threshold(store, monkeyp
     index.add(ids, v)
     assert index.coded and index.live_count == 120
     assert index.search(v[5], 1)[0].tolist() == [int(ids[5])]
-    index.save(int(store.get_meta("generation", 0)))
+    index.save(store.meta.generation())
     assert index.path.exists() and "exact" not in json.loads(index.sidecar.read_text())
     reopened = opened_vectors(store)
     assert reopened.coded and reopened.live_count == 120 and reopened.path.exists()
-    stored_ids, stored = store.vectors("m")
+    stored_ids, stored = store.vectors.read("m")
     exact = dict(zip(stored_ids.tolist(), stored))
     for q in v[:20]:  # 120 rows, every one a candidate: the exact ten, but for int8 rounding at near ties
         found = reopened.search(q, 10)[0].tolist()

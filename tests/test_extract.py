@@ -7,6 +7,7 @@ import hashlib
 import re
 from pathlib import Path
 
+from engine.filestate import FileState
 from engine.ingest.extract import extract, sentence_hash, sentences_of
 from engine.ingest.readers.base import Block, Document, Limits
 
@@ -37,7 +38,7 @@ def test_a_document_past_the_sentence_limit_is_indexed_up_to_it(tmp_path: Path) 
     path = tmp_path / "long.txt"
     path.write_text("".join(f"Sentence number {n} is here.\n\n" for n in range(30)))
     outcome = extract(str(path), Limits(max_sentences=20))
-    assert outcome.status == "indexed"
+    assert outcome.status == FileState.INDEXED
     assert outcome.reason == outcome.document.reason == "too many sentences: only the first 20 are indexed"
     assert [s.text for s in outcome.document.sentences][-1] == "Sentence number 19 is here."
     exactly = extract(str(path), Limits(max_sentences=30))

@@ -24,6 +24,7 @@ from engine.facets.space import FacetSpace
 from engine.index import Index, IndexConfig
 from engine.store import schema
 from engine.store.database import Store
+from engine.store.meta import Key
 
 SPACE = load_space()
 META = embed.load("static").model.meta if SPACE is not None else {}
@@ -81,8 +82,8 @@ def test_pack_round_trip_and_database_round_trip(tmp_path):
     assert len(mixtures) == 2 * k * len(words) // 4 and len(words) // 4 <= 20 and len(mass) == 4 * k
     store = Store(tmp_path / "idx")
     try:
-        store.add_facets([(7 + i, *row) for i, row in enumerate(packed)])
-        rows = store.facets([7, 8, 9, 10])
+        store.facets.add([(7 + i, *row) for i, row in enumerate(packed)])
+        rows = store.facets.read([7, 8, 9, 10])
         assert set(rows) == {7, 8, 9}
         for i, f in enumerate(facets):
             back = unpack(*rows[7 + i], SPACE)
@@ -98,13 +99,13 @@ def test_old_schema_migrates_forward(tmp_path):
     store = Store(tmp_path / "idx")
     with store.db.conn:
         store.db.execute("DROP TABLE facets")
-        store.set_meta("schema_version", 1)
+        store.meta.put(Key.SCHEMA_VERSION, 1)
     store.close()
     store = Store(tmp_path / "idx")
     try:
         assert "facets" in store.db.table_names()
-        assert store.get_meta("schema_version") == schema.SCHEMA_VERSION >= 6
-        assert store.word_index_ready()  # an empty index has no passages to build it for
+        assert store.meta.get(Key.SCHEMA_VERSION) == schema.SCHEMA_VERSION >= 6
+        assert store.words.ready()  # an empty index has no passages to build it for
     finally:
         store.close()
 
@@ -119,7 +120,7 @@ def test_indexing_stores_facets_when_asked_and_removing_drops_them(corpus, tmp_p
         assert count == report.sentences > 0
         index.remove([corpus / "health"])
         left = index.store.db.execute("SELECT count(*) FROM facets").fetchone()[0]
-        assert left == index.store.sentence_count() < count
+        assert left == index.store.sentences.count() < count
 
 
 def test_facets_stored_as_int8_centres_are_dropped_and_computed_by_searches(corpus, index_dir):
@@ -131,9 +132,9 @@ def test_facets_stored_as_int8_centres_are_dropped_and_computed_by_searches(corp
             index.store.db.execute("CREATE TABLE facets (sentence_id INTEGER PRIMARY KEY, k INTEGER NOT NULL, "
                                    "centres BLOB NOT NULL, scales BLOB NOT NULL, mass BLOB NOT NULL)")
             index.store.db.execute("INSERT INTO facets VALUES (1, 1, ?, ?, ?)", [bytes(SPACE.dim), bytes(4), bytes(4)])
-            index.store.set_meta("schema_version", 3)
+            index.store.meta.put(Key.SCHEMA_VERSION, 3)
     with Index(index_dir) as index:
-        assert index.store.get_meta("schema_version") == schema.SCHEMA_VERSION
+        assert index.store.meta.get(Key.SCHEMA_VERSION) == schema.SCHEMA_VERSION
         assert index.store.db["facets"].columns_dict == {"sentence_id": int, "k": int, "words": bytes,
                                                           "mixtures": bytes, "mass": bytes}
         assert index.store.db.execute("SELECT count(*) FROM facets").fetchone()[0] == 0
@@ -229,8 +230,8 @@ def test_indexing_tokenises_once_yet_stores_what_separate_passes_give(corpus, in
         rows = index.store.db.execute("SELECT id, doc_id, text FROM sentences ORDER BY id").fetchall()
         ids = [r[0] for r in rows]
         texts = [r[2] for r in rows]
-        _, stored = index.store.vectors("static", ids)
-        stored_facets = index.store.facets(ids)
+        _, stored = index.store.vectors.read("static", ids)
+        stored_facets = index.store.facets.read(ids)
     embedder = SPACE.embedder
     expected = embedded_as_indexed(embedder, [(r[1], r[2]) for r in rows])
     np.testing.assert_array_equal(stored, expected)  # computed from the text (engine.embed.derived), as indexed

@@ -50,8 +50,8 @@ def test_a_document_without_facets_gets_no_facet_vote():
 
 # -- through the index ---------------------------------------------------------------------------------------------
 def _rows_of(index: Index, path_part: str) -> list[SentenceRow]:
-    doc = next(d for d in index.store.documents() if path_part in d.path)
-    return index.store.document_sentences(doc.id)
+    doc = next(d for d in index.store.documents.listing() if path_part in d.path)
+    return index.store.sentences.of_document(doc.id)
 
 
 def test_set_distance_prefers_the_passage_about_the_query(corpus, index_dir):

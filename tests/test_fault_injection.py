@@ -73,7 +73,7 @@ def outcome(db: Path, docs: Path) -> dict:
             "passages": rows("SELECT count(*) FROM passages")[0][0],
             "with facets": rows("SELECT count(*) FROM sentences WHERE id IN (SELECT sentence_id FROM facets)")[0][0],
             "words": rows("SELECT term, doc, cnt FROM passages_vocab ORDER BY term"),
-            "graph": idx.vector_index(idx._embedder()).live_count,
+            "graph": idx.vector_index(idx.methods.embedder()).live_count,
             "temporary files": sorted(f.name for f in db.glob("*.tmp")),
         }
 

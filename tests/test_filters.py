@@ -82,7 +82,7 @@ def test_a_filter_leaves_the_order_of_what_it_lets_through_as_it_was(index, mode
     # the first ranking's (the second look re-reads the first documents that pass, a window a filter moves)
     everything = idx.search(query, k=300, mode=mode, include_weak=True, explain=False, second_look=False)
     out = str(docs / "few") if left_out == "few" else everything.results[0].path
-    kept = Filters(folders=tuple(d.path for d in idx.store.documents() if not d.path.startswith(out)))
+    kept = Filters(folders=tuple(d.path for d in idx.store.documents.listing() if not d.path.startswith(out)))
     filtered = idx.search(query, k=300, mode=mode, include_weak=True, explain=False, within=kept, second_look=False)
     before = [(r.path, r.score) for r in everything.results if not r.path.startswith(out)]
     after = [(r.path, r.score) for r in filtered.results if r.path in dict(before)]

@@ -17,6 +17,7 @@ from app.gui.folders import FileReport, FoldersPanel
 from app.gui.results_model import Chip, Role, chips, highlight_html
 from app.gui.settings import Option, Settings
 from app.gui.window import MainWindow
+from engine.filestate import FileState
 from engine.search.results import Answer, Highlight
 
 INDEX_TIMEOUT_MS = 60_000
@@ -426,7 +427,7 @@ def test_changed_file_is_reindexed_by_the_watcher(qtbot, window, corpus):
     drop(window, [corpus])
     status = wait_indexed(qtbot, window)
     assert window.settings.get(S.WATCHED) == [str(corpus.resolve())]
-    skipped = [f for f in status.files if f.status == "skipped"]
+    skipped = [f for f in status.files if f.status == FileState.SKIPPED]
     assert [Path(f.path).name for f in skipped] == ["empty.txt"] and skipped[0].reason
     report = FileReport(status, window)
     assert report.model.rowCount() == 6
@@ -1147,7 +1148,7 @@ def test_the_folder_list_made_again_mid_run_keeps_counts_and_the_selection(qtbot
 
     panel = FoldersPanel()
     qtbot.addWidget(panel)
-    note = FileStatus("/docs/b/x.txt", "indexed", None, 3, "x", "text")
+    note = FileStatus("/docs/b/x.txt", FileState.INDEXED, None, 3, "x", "text")
     panel.show_status(IndexStatus("/index", "static", None, 1, 1, 0, 0, 3, ("/docs/a", "/docs/b"), ("static",), 0,
                                   (note,)), [], "")
     panel.view.setCurrentIndex(panel.model.index(1, 0))

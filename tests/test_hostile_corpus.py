@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from engine import Index
+from engine.filestate import FileState
 from tests import docgen
 from tests.measured import Run, index_measured
 
@@ -57,7 +58,7 @@ def test_run_is_bounded_in_time_and_memory(run: Run) -> None:
 
 @pytest.mark.parametrize("name", GOOD)
 def test_good_files_are_found(run: Run, name: str) -> None:
-    assert run.files[name].status == "indexed"
+    assert run.files[name].status == FileState.INDEXED
     with Index(run.db) as idx:
         results = idx.search(GOOD[name], k=1, explain=False).results
     assert Path(results[0].path).name == name
@@ -89,9 +90,9 @@ def test_a_reader_past_its_memory_is_ended(tmp_path: Path) -> None:
     docgen.make_glyph_bomb_pdf(docs, 6, 12)
     limits = {"read_seconds": 60.0, "max_reader_bytes": 800_000_000}
     run = index_measured(docs, tmp_path / "index", limits, workers=2)
-    assert run.files["glyphs.pdf"].status == "skipped"
+    assert run.files["glyphs.pdf"].status == FileState.SKIPPED
     assert run.files["glyphs.pdf"].reason == "needed more than 800 MB of memory to read"
-    assert sum(record.status == "indexed" for record in run.files.values()) == FILLERS
+    assert sum(record.status == FileState.INDEXED for record in run.files.values()) == FILLERS
     # checked every 0.25 s: about 800 MB on a quiet machine, up to 1,245 MB measured while the whole suite ran on two
     # loaded cores (the watchdog's thread waits for a core); unchecked, the bomb grew to 3.2 GB
     assert run.seconds < RUN_SECONDS and run.peak_mb < 1500, (run.seconds, run.peak_mb)
@@ -109,6 +110,6 @@ def test_a_small_run_reads_a_pdf_in_a_reader_process_that_can_be_ended(tmp_path:
     limits = {"read_seconds": 20.0, "max_reader_bytes": 600_000_000}
     small = index_measured(docs, tmp_path / "index", limits, workers=None)
     record = small.files["glyphs.pdf"]
-    assert (record.status, record.reason) == ("skipped", "needed more than 600 MB of memory to read")
-    assert small.files["keeper.txt"].status == small.files["notes.md"].status == "indexed"
+    assert (record.status, record.reason) == (FileState.SKIPPED, "needed more than 600 MB of memory to read")
+    assert small.files["keeper.txt"].status == small.files["notes.md"].status == FileState.INDEXED
     assert small.seconds < RUN_SECONDS and small.peak_mb < 1500, (small.seconds, small.peak_mb)  # 3.2 GB before

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import cli
+from engine.filestate import FileState
 
 SECRET = "The vault combination is kept by the night porter."
 
@@ -48,9 +49,9 @@ def test_links_do_not_leave_the_folder(folders: tuple[Path, Path], tmp_path: Pat
     files = {Path(f["path"]).name: f for f in run("status", "--db", db)["files"]}
     for name in ("secret-link.txt", "outside-folder"):
         assert (files[name]["status"], files[name]["reason"]) == (
-            "skipped", "symbolic link leads outside the indexed folder"
+            FileState.SKIPPED, "symbolic link leads outside the indexed folder"
         )
-    assert "secret.txt" not in files and files["tides.txt"]["status"] == "indexed"
+    assert "secret.txt" not in files and files["tides.txt"]["status"] == FileState.INDEXED
     assert run("search", "vault combination night porter", "--db", db, "--mode", "lexical")["results"] == []
 
 
@@ -60,7 +61,7 @@ def test_link_to_a_device_is_not_called_broken(folders: tuple[Path, Path], tmp_p
     db = str(tmp_path / "index")
     run("index", str(docs), "--db", db, "--workers", "0")
     zero = next(f for f in run("status", "--db", db)["files"] if Path(f["path"]).name == "zero")
-    assert zero["status"] == "skipped"
+    assert zero["status"] == FileState.SKIPPED
     assert "not a regular file" in zero["reason"] and "broken" not in zero["reason"]
 
 

@@ -18,9 +18,11 @@ from threadpoolctl import threadpool_info, threadpool_limits
 from engine import Index, IndexConfig, Mode
 from engine.blas import one_blas_thread
 from engine.errors import ConfigError, IndexNotFoundError, MethodMismatchError
+from engine.filestate import FileState
 from engine.ingest import readers
 from engine.ingest.extract import sentences_of
 from engine.search.results import Answer
+from engine.store.meta import Key, PerMethod
 
 CONFIG = IndexConfig(workers=0)
 RIGEL = "Rigel is a blue supergiant star in the constellation of Orion."
@@ -43,7 +45,7 @@ def vector_consistency(idx: Index) -> tuple[int, int]:
     from engine import embed
 
     graph = idx.vector_index(embed.load(idx.method))
-    return graph.live_count, idx.store.sentence_count()
+    return graph.live_count, idx.store.sentences.count()
 
 
 # --- every format, end to end ------------------------------------------------------------------------------------
@@ -101,7 +103,7 @@ def test_status_lists_every_file(all_formats) -> None:
         status = idx.status(files=True)
     assert status.indexed == status.documents == len(KINDS)
     assert {f.kind for f in status.files} == set(KINDS)
-    assert all(f.status == "indexed" and f.sentences > 0 for f in status.files)
+    assert all(f.status == FileState.INDEXED and f.sentences > 0 for f in status.files)
     assert status.roots == (str(docs),)
     json.dumps(status.to_json())  # plain JSON all the way down
 
@@ -123,11 +125,11 @@ def test_reindex_reads_only_what_changed(corpus: Path, index_dir: Path) -> None:
         os.utime(touched, (1_600_000_000, 1_600_000_000))  # new mtime, same bytes: not re-read
         changed = idx.add()
         assert (changed.documents, changed.unchanged, changed.removed) == (1, 4, 0)
-        assert idx.store.document(str(touched)).mtime == 1_600_000_000
+        assert idx.store.documents.get(str(touched)).mtime == 1_600_000_000
         assert str(rigel) not in {r.path for r in idx.search(RIGEL, mode="lexical", include_weak=True).results
                                   if "Orion" in r.sentence}
         assert paths(idx.search("Betelgeuse red supergiant supernova", k=1)) == ["rigel.txt"]
-        assert idx.store.stats()["sentences"] == vector_consistency(idx)[0]
+        assert idx.store.sentences.count() == vector_consistency(idx)[0]
 
 
 def test_a_run_that_changes_no_sentence_leaves_the_graph_file_alone(corpus: Path, index_dir: Path, graph_always: None) -> None:
@@ -145,7 +147,7 @@ def test_a_run_that_changes_no_sentence_leaves_the_graph_file_alone(corpus: Path
         assert idx.add().documents == 1
     assert graph.stat().st_ino != written.st_ino
     with open_index(index_dir, create=False) as idx:
-        assert vector_consistency(idx) == (idx.store.sentence_count(),) * 2
+        assert vector_consistency(idx) == (idx.store.sentences.count(),) * 2
         assert "rigel.txt" in paths(idx.search(PORPOISE, k=2, mode="semantic"))
 
 
@@ -186,7 +188,7 @@ def test_remove_forgets_a_folder(corpus: Path, index_dir: Path) -> None:
         assert idx.remove([corpus / "animals"]) == 1
         assert "porpoise.md" not in paths(idx.search(PORPOISE, k=10, mode="semantic", include_weak=True))
         assert idx.status().documents == 4
-        assert vector_consistency(idx) == (idx.store.sentence_count(),) * 2
+        assert vector_consistency(idx) == (idx.store.sentences.count(),) * 2
 
 
 def test_opening_a_missing_index_says_what_to_do(tmp_path: Path) -> None:
@@ -215,16 +217,16 @@ def test_vectors_of_an_older_model_are_refused_then_reembedded(corpus: Path, ind
     with open_index(index_dir) as idx:
         idx.add([corpus])
         with idx.store.db.atomic():
-            idx.store.set_meta("fingerprint", "static-older")
-            idx.store.set_meta("fingerprint:static", "static-older")
+            idx.store.meta.put(Key.FINGERPRINT, "static-older")
+            idx.store.meta.put(PerMethod.FINGERPRINT.of("static"), "static-older")
     with open_index(index_dir, create=False) as idx:
         with pytest.raises(MethodMismatchError, match="re-embed"):
             idx.search(RIGEL)
         assert idx.search(RIGEL, mode="lexical").results  # words need no vectors
         idx.add()
         assert paths(idx.search(RIGEL, k=1, mode="semantic")) == ["rigel.txt"]
-        assert idx.store.get_meta("fingerprint") != "static-older"
-        assert vector_consistency(idx) == (idx.store.sentence_count(),) * 2
+        assert idx.store.meta.get(Key.FINGERPRINT) != "static-older"
+        assert vector_consistency(idx) == (idx.store.sentences.count(),) * 2
 
 
 # --- the HNSW graph ------------------------------------------------------------------------------------------------
@@ -254,13 +256,13 @@ def test_graph_is_rebuilt_or_caught_up(corpus: Path, index_dir: Path, damage: st
     files = {f.name: f.read_bytes() for f in index_dir.glob("vectors-*")}
     with open_index(index_dir, create=False) as idx:
         assert paths(idx.search(PORPOISE, k=1, mode="semantic")) == ["porpoise.md"]
-        assert vector_consistency(idx) == (idx.store.sentence_count(),) * 2
+        assert vector_consistency(idx) == (idx.store.sentences.count(),) * 2
         if damage == "behind":
             assert "pasta.html" not in paths(idx.search("salted water spaghetti", mode="semantic", include_weak=True))
     assert {f.name: f.read_bytes() for f in index_dir.glob("vectors-*")} == files  # a search repairs in memory only
     with open_index(index_dir, create=False) as idx:
         assert idx.add().documents == 0  # nothing changed, but the graph is saved repaired
-        generation, sentences = idx.store.get_meta("generation"), idx.store.sentence_count()
+        generation, sentences = idx.store.meta.get(Key.GENERATION), idx.store.sentences.count()
     saved = json.loads(sidecar.read_text())
     assert saved["fingerprint"] == info["fingerprint"] and saved["dim"] == info["dim"]
     assert saved["generation"] == generation and saved["count"] == sentences
@@ -283,7 +285,7 @@ def toy_index(tmp_path_factory) -> tuple[Path, list[str]]:
 def test_off_topic_query_finds_nothing_relevant(toy_index, mode: str) -> None:
     index_dir, _ = toy_index
     with open_index(index_dir, create=False) as idx:
-        assert idx.store.get_meta("calibration:static") is not None
+        assert idx.store.meta.get(PerMethod.CALIBRATION.of("static")) is not None
         off = idx.search("quarterly tax returns for small businesses", mode=mode)
         shown = idx.search("quarterly tax returns for small businesses", mode=mode, include_weak=True)
     # the closest passages are shown, none of them vouched for: no strong card, the best under "possible"
@@ -396,7 +398,7 @@ def test_a_long_run_saves_its_graph_as_it_goes(tmp_path, corpus):
     with Index(tmp_path / "idx", config=config) as idx:
         report = idx.add([corpus], progress=lambda p: seen.append(
             (p.phase, json.loads(sidecar.read_text())["generation"] if sidecar.exists() else None)))
-        final = int(idx.store.get_meta("generation"))
+        final = idx.store.meta.generation()
     assert report.sentences > 8
     during = [g for phase, g in seen if phase == "embedding" and g is not None]
     assert during and 0 < max(during) < final

@@ -13,6 +13,8 @@ import docgen
 import pytest
 
 from engine import Index, IndexConfig
+from engine.filestate import FileState
+from engine.store.meta import Key
 
 # slow: fault injection (a killed process, a full disk), the tier .ci/run runs after the fast one and lint
 pytestmark = pytest.mark.slow
@@ -61,10 +63,10 @@ def outcome(folder: Path) -> dict:
     with Index(folder, create=False, config=CONFIG) as idx:
         count = lambda sql: idx.store.db.execute(sql).fetchone()[0]  # noqa: E731
         return {
-            "documents": count("SELECT count(*) FROM documents WHERE status = 'indexed'"),
+            "documents": count(f"SELECT count(*) FROM documents WHERE status = '{FileState.INDEXED}'"),
             "sentences": count("SELECT count(*) FROM sentences"),
             "with facets": count("SELECT count(*) FROM sentences WHERE id IN (SELECT sentence_id FROM facets)"),
-            "graph": idx.vector_index(idx._embedder()).live_count,
+            "graph": idx.vector_index(idx.methods.embedder()).live_count,
             "temporary files": sorted(f.name for f in folder.glob("*.tmp")),
         }
 
@@ -81,7 +83,7 @@ def test_a_run_killed_between_writes_is_completed_by_the_next(docs: Path, tmp_pa
 
     with Index(killed, create=False, config=CONFIG) as idx:
         again = idx.add()
-        generation = idx.store.get_meta("generation")
+        generation = idx.store.meta.get(Key.GENERATION)
     assert not again.issues and (again.documents == 0) == (point == "graph")  # the killed batch read again
     clean = tmp_path / "clean"
     with Index(clean, config=CONFIG) as idx:

@@ -1,7 +1,7 @@
 """The engine's layers, checked over its import graph (issue 36): a module imports only from its own layer or below.
 
-    base (errors, resources, blas, heap, locations) < text < ingest < embed < store < facets < search < indexing < index
-    < cluster < tools
+    base (errors, filestate, resources, blas, heap, locations) < text < ingest < embed < store < facets < search
+    < indexing < index < cluster < tools
 
 ``text`` is the leaf every layer shares (folding, stemming, sentence splitting); ``indexing`` is what an indexing run
 does beside the store; ``index`` is the facade and its configuration; ``cluster`` runs many indexes as one (shards,
@@ -17,8 +17,9 @@ from pathlib import Path
 ENGINE = Path(__file__).resolve().parent.parent / "engine"
 LAYERS = ("base", "text", "ingest", "embed", "store", "facets", "search", "indexing", "index", "cluster", "tools")
 # Modules directly in engine/, by layer; subpackages are their own layer, or a tool.
-TOP_LEVEL = {"errors": "base", "resources": "base", "blas": "base", "heap": "base", "locations": "base",
-             "config": "ingest", "index": "index", "reports": "index", "searchable": "index", "__init__": "tools"}
+TOP_LEVEL = {"errors": "base", "filestate": "base", "resources": "base", "blas": "base", "heap": "base",
+             "locations": "base", "config": "ingest", "index": "index", "reports": "index", "searchable": "index",
+             "__init__": "tools"}
 TOOLS = {"eval", "staticbuild", "neuralhead", "onnxbuild", "_resources"}
 
 

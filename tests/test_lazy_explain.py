@@ -38,7 +38,7 @@ def test_a_result_names_its_sentence_and_one_no_search_made_comes_back_as_it_was
     with Index(index_dir) as index:
         index.add([corpus])
         bare = index.search("porpoises hunting with echolocation", explain=False).results
-        rows = index.store.sentences_by_id([r.sentence_id for r in bare])
+        rows = index.store.sentences.by_ids([r.sentence_id for r in bare])
         assert [(rows[r.sentence_id].text, rows[r.sentence_id].ordinal) for r in bare] == \
             [(r.sentence, r.ordinal) for r in bare]
         assert all("sentence_id" not in r.to_json() for r in bare)

@@ -15,7 +15,9 @@ import docgen
 import pytest
 
 from engine import Filters, Index, IndexConfig, Mode
+from engine.filestate import FileState
 from engine.ingest.readers.base import Limits
+from engine.store.meta import Key
 
 LIGHTHOUSE = "The committee approved the new harbour lighthouse budget on Tuesday."
 CROISSANTS = "We bake almond croissants for the village fair every spring."
@@ -168,13 +170,13 @@ def test_hostile_mail_is_recorded_and_the_rest_indexes(tmp_path: Path) -> None:
     with Index(tmp_path / "index", config=IndexConfig(workers=0, limits=limits)) as idx:
         report = idx.add([folder])
         issues = {issue.path: (issue.status, issue.reason) for issue in report.issues}
-        assert issues[str(box / "2")] == ("failed", "corrupt e-mail message: no message header found")
-        assert issues[str(box / "3")][0] == "indexed" and "charset" in issues[str(box / "3")][1]
-        assert issues[str(box / "4")][0] == "indexed" and "could not be decoded" in issues[str(box / "4")][1]
+        assert issues[str(box / "2")] == (FileState.FAILED, "corrupt e-mail message: no message header found")
+        assert issues[str(box / "3")][0] == FileState.INDEXED and "charset" in issues[str(box / "3")][1]
+        assert issues[str(box / "4")][0] == FileState.INDEXED and "could not be decoded" in issues[str(box / "4")][1]
         assert "Date header" in issues[str(box / "4")][1]
-        assert issues[str(box / "5" / "report.pdf")][0] == "skipped", issues
+        assert issues[str(box / "5" / "report.pdf")][0] == FileState.SKIPPED, issues
         assert "attachment unpacks to more than 0.2 MB" in issues[str(box / "5" / "report.pdf")][1]
-        indexed = {f.path for f in documents(idx).values() if f.status == "indexed"}
+        indexed = {f.path for f in documents(idx).values() if f.status == FileState.INDEXED}
         assert indexed == {str(box / n) for n in ("1", "3", "4", "5")}
         assert idx.search("lighthouse budget", k=1, mode=Mode.LEXICAL).results[0].path == str(box / "1")
         assert idx.search("glacier survey team", k=1, mode=Mode.LEXICAL).results[0].path == str(box / "3")
@@ -194,7 +196,7 @@ def test_an_index_of_schema_6_gets_the_byline_column(mail: Path, tmp_path: Path)
         idx.add([mail / "survey.eml"])
         with idx.store.db.atomic():
             idx.store.db.execute("ALTER TABLE documents DROP COLUMN byline")
-            idx.store.set_meta("schema_version", 6)
+            idx.store.meta.put(Key.SCHEMA_VERSION, 6)
     with Index(tmp_path / "index", create=False, config=IndexConfig(workers=0)) as idx:
         assert idx.search("glacier", k=1, mode=Mode.LEXICAL).results[0].byline == ""  # indexed before: none
         idx.add([mail])

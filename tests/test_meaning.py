@@ -84,7 +84,7 @@ def test_spans_bound_exactly_each_documents_sentences(tmp_path: Path) -> None:
         idx.add([docs])
         store = idx.store
         rows = store.db.execute("SELECT doc_id, id FROM sentences ORDER BY id").fetchall()
-        spans = store.sentence_spans(sorted({d for d, _ in rows}))
+        spans = store.sentences.spans(sorted({d for d, _ in rows}))
         for doc_id, (first, last) in spans.items():
             assert sorted(i for d, i in rows if d == doc_id) == list(range(first, last + 1))
         assert len(spans) == 4

@@ -23,6 +23,7 @@ from engine.embed.neural import NeuralEmbedder  # noqa: E402
 from engine.embed.neural_inputs import BLUEPRINTS, blueprint_masks, masked_positions, token_chunks  # noqa: E402
 from engine.embed.neural_model import MODEL_ENV, MlmHead  # noqa: E402
 from engine.embed.neural_tune import vocab_loss_grad  # noqa: E402
+from engine.store.meta import Key, PerMethod  # noqa: E402
 
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
@@ -216,10 +217,10 @@ def test_an_index_centres_neural_vectors_on_the_first_batch_it_embeds(tiny_bert,
     docs = write_corpus(tmp_path / "docs", {f"{copy}/{rel}": text for copy in "abc" for rel, text in CORPUS.items()})
     with Index(tmp_path / "index", method="neural") as index:
         index.add([docs])
-        ids, stored = index.store.vectors("neural")
-        rows = index.store.sentences_by_id(ids.tolist())
+        ids, stored = index.store.vectors.read("neural")
+        rows = index.store.sentences.by_ids(ids.tolist())
         texts = [rows[int(i)].text for i in ids]
-        mean = np.asarray(index.store.get_meta("centre:neural"), dtype=np.float32)
+        mean = np.asarray(index.store.meta.get(PerMethod.CENTRE.of("neural")), dtype=np.float32)
         raw = embedded_as_indexed(NeuralEmbedder(tiny_bert, device="cpu"), [(rows[int(i)].doc_id, t)
                                                                             for i, t in zip(ids, texts)])
         assert len(texts) >= 32 and np.linalg.norm(mean) > 0.1
@@ -260,10 +261,10 @@ def test_switching_an_index_to_neural_centres_what_it_re_embeds(tiny_bert, tmp_p
     docs = write_corpus(tmp_path / "docs", {f"{copy}/{rel}": text for copy in "abc" for rel, text in CORPUS.items()})
     with Index(tmp_path / "index") as index:
         index.add([docs])
-        assert index.method == "static" and index.store.get_meta("centre:neural") is None
+        assert index.method == "static" and index.store.meta.get(PerMethod.CENTRE.of("neural")) is None
         index.reembed("neural")
-        ids, stored = index.store.vectors("neural")
-        rows = index.store.sentences_by_id(ids.tolist())
+        ids, stored = index.store.vectors.read("neural")
+        rows = index.store.sentences.by_ids(ids.tolist())
         raw = embedded_as_indexed(NeuralEmbedder(tiny_bert, device="cpu"), [(rows[int(i)].doc_id, rows[int(i)].text)
                                                                             for i in ids])
         assert index.method == "neural"
@@ -284,13 +285,13 @@ def test_an_index_re_embedded_for_a_newer_model_keeps_one_centre_for_old_and_new
     with Index(tmp_path / "index", method="neural") as index:
         index.add([old])
         with index.store.db.atomic():  # as an index written before the method centred its vectors
-            index.store.set_meta("fingerprint", "neural-older")
-            index.store.set_meta("fingerprint:neural", "neural-older")
-            index.store.set_meta("centre:neural", None)
+            index.store.meta.put(Key.FINGERPRINT, "neural-older")
+            index.store.meta.put(PerMethod.FINGERPRINT.of("neural"), "neural-older")
+            index.store.meta.put(PerMethod.CENTRE.of("neural"), None)
         index.add([old, new])
-        ids, stored = index.store.vectors("neural")
-        rows = index.store.sentences_by_id(ids.tolist())
+        ids, stored = index.store.vectors.read("neural")
+        rows = index.store.sentences.by_ids(ids.tolist())
         raw = embedded_as_indexed(NeuralEmbedder(tiny_bert, device="cpu"), [(rows[int(i)].doc_id, rows[int(i)].text)
                                                                             for i in ids])
-        mean = np.asarray(index.store.get_meta("centre:neural"), dtype=np.float32)
+        mean = np.asarray(index.store.meta.get(PerMethod.CENTRE.of("neural")), dtype=np.float32)
         assert np.allclose(stored, centre_rows(raw, mean), atol=1e-4)

@@ -20,6 +20,7 @@ import pytest
 
 from engine import Index, IndexConfig
 from engine.errors import ReadError
+from engine.filestate import FileState
 from engine.ingest import readers
 from engine.ingest.budget import within_budget
 from engine.ingest.readers import ocr
@@ -137,13 +138,13 @@ def test_a_photo_without_text_is_recorded_but_not_reported(tmp_path: Path) -> No
         again = idx.add([docs])
         files = {Path(f.path).name: (f.status, f.reason) for f in idx.status(files=True).files}
     assert (first.documents, first.issues, again.issues) == (1, (), ())
-    assert files["holiday.jpg"] == ("skipped", ocr.NO_TEXT_IN_IMAGE)
+    assert files["holiday.jpg"] == (FileState.SKIPPED, ocr.NO_TEXT_IN_IMAGE)
 
 
 @needs_tesseract
 def test_languages_are_a_setting(tmp_path: Path) -> None:
     error = read_error(docgen.make_scan_png(tmp_path), Limits(ocr_languages=("xx",)))
-    assert error.status == "failed" and error.reason.startswith("Tesseract has no model for xx (installed: ")
+    assert error.status == FileState.FAILED and error.reason.startswith("Tesseract has no model for xx (installed: ")
     assert docgen.SCAN_SENTENCE in readers.read(tmp_path / "ferry-scan.png", Limits(ocr_languages=("xx", "eng")))\
         .blocks[0].text
 
@@ -171,7 +172,7 @@ def test_a_truncated_image_fails_with_a_reason(tmp_path: Path) -> None:
     path = docgen.make_scan_png(tmp_path)
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
     error = read_error(path)
-    assert error.status == "failed" and error.reason.startswith("corrupt image: ")
+    assert error.status == FileState.FAILED and error.reason.startswith("corrupt image: ")
 
 
 # --- without Tesseract ---------------------------------------------------------------------------------------------
@@ -179,14 +180,14 @@ def test_a_truncated_image_fails_with_a_reason(tmp_path: Path) -> None:
 
 def test_without_tesseract_the_reason_says_how_to_install_it(tmp_path: Path, no_tesseract: None) -> None:
     error = read_error(docgen.make_scanned_pdf(tmp_path))
-    assert (error.status, error.reason) == ("skipped", ocr.NO_TEXT_LAYER)
+    assert (error.status, error.reason) == (FileState.SKIPPED, ocr.NO_TEXT_LAYER)
     assert "apt install tesseract-ocr" in error.reason and "brew install tesseract" in error.reason
     assert len(error.reason) <= 200 and "\n" not in error.reason
     mixed = readers.read(docgen.make_scanned_pdf(tmp_path, "mixed.pdf", text_first=True))
     assert {block.page for block in mixed.blocks} == {1, 2, 3, 4, 5}  # the text pages are indexed
     assert mixed.note == f"page 6 not read: {ocr.NO_TEXT_LAYER}"
     image = read_error(docgen.make_scan_png(tmp_path))
-    assert (image.status, image.reason) == ("skipped", ocr.IMAGE_WITHOUT_OCR)
+    assert (image.status, image.reason) == (FileState.SKIPPED, ocr.IMAGE_WITHOUT_OCR)
 
 
 def test_files_left_for_tesseract_are_read_once_it_is_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -201,7 +202,7 @@ def test_files_left_for_tesseract_are_read_once_it_is_installed(tmp_path: Path, 
         # the PDF says what to install; the image, like a photo, is recorded without a line in the report
         assert [(Path(i.path).name, i.reason) for i in report.issues] == [("scanned.pdf", ocr.NO_TEXT_LAYER)]
         files = {Path(f.path).name: (f.status, f.reason) for f in idx.status(files=True).files}
-        assert files["ferry-scan.png"] == ("skipped", ocr.IMAGE_WITHOUT_OCR)
+        assert files["ferry-scan.png"] == (FileState.SKIPPED, ocr.IMAGE_WITHOUT_OCR)
         if TESSERACT is None:
             pytest.skip("tesseract is not installed: the files cannot be read after all")
         monkeypatch.undo()  # Tesseract is on PATH again
@@ -255,13 +256,14 @@ def test_the_default_languages_are_english_and_those_installed(tmp_path: Path) -
 
 def test_a_decompression_bomb_is_declined_on_its_header(tmp_path: Path) -> None:
     over_pillows_limit = read_error(png_declaring(tmp_path, 100_000, 100_000))
-    assert (over_pillows_limit.status, over_pillows_limit.reason) == ("skipped", "image too large: a decompression bomb")
+    assert (over_pillows_limit.status, over_pillows_limit.reason) == (FileState.SKIPPED,
+                                                                      "image too large: a decompression bomb")
     over_ours = read_error(png_declaring(tmp_path, 9_500, 9_000))
-    assert over_ours.status == "skipped"
+    assert over_ours.status == FileState.SKIPPED
     assert over_ours.reason == "image too large: 9,500 x 9,000 pixels, over the 80 megapixel limit"
 
 
 def test_a_corrupt_image_fails_with_a_reason(tmp_path: Path) -> None:
     error = read_error(docgen.make_binary(tmp_path, "broken.png"))
-    assert (error.status, error.reason) == ("failed", "corrupt image: not an image Pillow can decode")
+    assert (error.status, error.reason) == (FileState.FAILED, "corrupt image: not an image Pillow can decode")
     assert error.__cause__ is not None

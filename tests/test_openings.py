@@ -57,7 +57,7 @@ def test_each_searchable_document_has_its_opening_and_a_query_scores_it_as_if_re
     (folder / "empty.txt").write_text("", encoding="utf-8")
     with Index(tmp_path / "idx") as index:
         index.add([folder])
-        documents = {r.path: r for r in index.store.documents(str(folder))}
+        documents = {r.path: r for r in index.store.documents.listing(str(folder))}
         stored = _looks(index)
     indexed = {r.id for r in documents.values() if r.status == "indexed" and r.sentences}
     assert set(_stored(tmp_path / "idx")) == indexed and len(indexed) == 5
@@ -72,7 +72,7 @@ def test_a_changed_document_is_read_again_and_a_removed_one_leaves_no_opening(tm
     folder = _folder(tmp_path / "docs", 3)
     with Index(tmp_path / "idx") as index:
         index.add([folder])
-        ids = {Path(r.path).name: r.id for r in index.store.documents(str(folder))}
+        ids = {Path(r.path).name: r.id for r in index.store.documents.listing(str(folder))}
     before = _stored(tmp_path / "idx")
     (folder / "note00.txt").write_text("Volcanoes erupt molten rock called lava.\n", encoding="utf-8")
     (folder / "note01.txt").unlink()
@@ -109,10 +109,10 @@ def test_openings_read_by_another_model_are_ignored_and_read_again(tmp_path):
         wanted = _looks(index)
     with sqlite3.connect(tmp_path / "idx" / "index.db") as conn:
         conn.execute("UPDATE openings SET vector = ?", [np.ones(secondlook.onnx.DIM, np.float16).tobytes()])
-        meta.put(conn, "openings", "another model")
+        meta.put(conn, meta.Key.OPENINGS, "another model")
     with Index(tmp_path / "idx") as index:
         assert _looks(index) == wanted  # the rows of another model are not read
         index.add([folder])
     with sqlite3.connect(tmp_path / "idx" / "index.db") as conn:
-        assert meta.get(conn, "openings") == secondlook.reader()
+        assert meta.get(conn, meta.Key.OPENINGS) == secondlook.reader()
         assert all(np.frombuffer(v, np.float16).std() > 0 for (v,) in conn.execute("SELECT vector FROM openings"))

@@ -30,7 +30,7 @@ from engine.ingest.readers.base import Limits
 def slow(path, limits, known):
     open(sys.argv[1] + "/" + str(os.getpid()), "w").close()  # reading: the reader's initializer has run
     time.sleep(60)
-    return Extracted(path, 0, 0.0, "", status="skipped", reason="slow")
+    return Extracted(path, 0, 0.0, "", status=FileState.SKIPPED, reason="slow")
 
 if __name__ == "__main__":
     jobs = [(f"/nowhere/{n}.txt", None) for n in range(40)]

@@ -10,6 +10,7 @@ import time
 from concurrent.futures import Future
 from pathlib import Path
 
+from engine.filestate import FileState
 from engine.ingest import pool
 from engine.ingest.extract import Extracted, extract
 from engine.ingest.readers.base import Limits
@@ -106,11 +107,11 @@ def test_a_reader_that_crashes_costs_its_file_and_only_the_files_it_may_have_sta
         outcomes = list(pool.extract_all([(p, None) for p in paths], Limits(), workers=1, reader=crashing_reader))
 
     assert sorted(o.path for o in outcomes) == sorted(paths)  # every file once
-    failed = [o for o in outcomes if o.status != "indexed"]
+    failed = [o for o in outcomes if o.status != FileState.INDEXED]
     assert [(Path(o.path).name, o.status, o.reason) for o in failed] == [
-        ("crash05.txt", "failed", "the reader crashed on this file")
+        ("crash05.txt", FileState.FAILED, "the reader crashed on this file")
     ]
-    assert all(o.document is not None and o.document.sentences for o in outcomes if o.status == "indexed")
+    assert all(o.document is not None and o.document.sentences for o in outcomes if o.status == FileState.INDEXED)
     # the files queued behind the crash were never read: they go to a new pool, not one process each
     retried = [r.getMessage() for r in caplog.records if "retrying" in r.getMessage()]
     # two tasks of two files: the one that crashed and the one queued behind it
@@ -125,8 +126,9 @@ def test_a_small_run_reads_a_pdf_in_a_reader_process_which_is_ended_when_stuck_i
     stuck.write_bytes(b"%PDF-1.4 whose parser never returns")
     jobs = [(p, None) for p in [*paths, str(stuck)]]
     outcomes = _extract_in_thread(jobs, Limits(read_seconds=1), workers=None, seconds=30)
-    assert (outcomes["stuck.pdf"].status, outcomes["stuck.pdf"].reason) == ("skipped", "took longer than 1 s to read")
-    assert [outcomes[Path(p).name].status for p in paths] == ["indexed"] * 3
+    stuck = outcomes["stuck.pdf"]
+    assert (stuck.status, stuck.reason) == (FileState.SKIPPED, "took longer than 1 s to read")
+    assert [outcomes[Path(p).name].status for p in paths] == [FileState.INDEXED] * 3
 
 
 def test_a_file_past_its_budget_is_charged_it_once(tmp_path):
@@ -153,7 +155,7 @@ def test_a_small_run_prepares_every_document_in_the_indexer_where_its_model_is_l
         return outcomes
 
     outcomes = list(pool.extract_all([(p, None) for p in paths], Limits(), workers=None, prepare=prepare))
-    assert sorted(o.status for o in outcomes) == ["indexed"] * 3
+    assert sorted(o.status for o in outcomes) == [FileState.INDEXED] * 3
     assert sorted(prepared) == sorted((Path(p).name, os.getpid()) for p in paths)
 
 
@@ -169,7 +171,7 @@ def noting_reader(path: str, limits: Limits, known: str | None) -> Extracted:
 def _readers_of(folder: Path, files: int, workers: int | None) -> set[int]:
     paths = _files(folder, files, bad=-1)
     outcomes = list(pool.extract_all([(p, None) for p in paths], Limits(), workers, reader=noting_reader))
-    assert [o.status for o in outcomes] == ["indexed"] * files
+    assert [o.status for o in outcomes] == [FileState.INDEXED] * files
     return {int(pid) for pid in (folder / "readers").read_text().split()}
 
 

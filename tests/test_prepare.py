@@ -72,7 +72,7 @@ def test_documents_whose_preparation_fails_are_indexed_all_the_same(corpus, inde
     with Index(index_dir, config=IndexConfig(workers=0, facets=True)) as index:
         report = index.add([corpus])
         rows = index.store.db.execute("SELECT id, doc_id, text FROM sentences ORDER BY id").fetchall()
-        _, stored = index.store.vectors("static", [r[0] for r in rows])
+        _, stored = index.store.vectors.read("static", [r[0] for r in rows])
         assert index.store.db.execute("SELECT count(*) FROM facets").fetchone()[0] == 0
         found = index.search("book hospital appointments by text message", k=3)
     assert report.sentences == len(rows) > 0 and not report.issues
@@ -93,7 +93,7 @@ def test_the_writer_stores_each_documents_facets_under_its_own_sentences(tmp_pat
         FacetWriter(store, space)
         vectors = np.zeros((5, 8), np.float32)
         _, ids = store.write_documents([first, second], vectors, "m", facets=[None, rows])
-        stored = store.facets(ids.tolist())
+        stored = store.facets.read(ids.tolist())
     finally:
         store.close()
     assert len(first.sentences) == 2 and stored == dict(zip(ids[2:].tolist(), rows))

@@ -9,6 +9,7 @@ import time
 import pytest
 
 from engine.errors import ReadError
+from engine.filestate import FileState
 from engine.ingest.budget import within_budget
 from engine.ingest.readers.base import Limits
 
@@ -32,7 +33,7 @@ def test_a_read_past_its_budget_is_stopped_in_any_thread() -> None:
     reader = threading.Thread(target=read)  # the app indexes in a thread of its own, not the main one
     reader.start()
     reader.join()
-    assert [(e.status, e.reason) for e in errors] == [("skipped", "took longer than 0.2 s to read")]
+    assert [(e.status, e.reason) for e in errors] == [(FileState.SKIPPED, "took longer than 0.2 s to read")]
 
 
 def test_an_interruption_never_escapes_after_the_read() -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.filestate import FileState
 from tests import docgen
 from tests.clock import wait_until
 from tests.measured import index_measured
@@ -50,7 +51,7 @@ def test_a_reader_ended_mid_file_leaves_nothing_behind(tmp_path: Path, tmpdir_en
     limits = {"read_seconds": 20.0, "max_reader_bytes": 600_000_000}
     run = index_measured(docs, tmp_path / "index", limits, workers=1)
     assert run.files["glyphs.pdf.gz"].reason == "needed more than 600 MB of memory to read"
-    assert run.files["keeper.txt"].status == "indexed"
+    assert run.files["keeper.txt"].status == FileState.INDEXED
     assert sorted(p.relative_to(tmpdir_env).as_posix() for p in tmpdir_env.rglob("*")) == []
 
 
@@ -75,5 +76,5 @@ def test_the_next_run_removes_what_a_killed_indexer_left(tmp_path: Path, tmpdir_
     assert left  # removed by the run resumed at once, however new (the folders of 13 of 24 killed runs stayed)
     bomb.unlink()
     run = index_measured(docs, tmp_path / "index", {}, workers=1)
-    assert run.files["keeper.txt"].status == "indexed"
+    assert run.files["keeper.txt"].status == FileState.INDEXED
     assert sorted(p.relative_to(tmpdir_env).as_posix() for p in tmpdir_env.rglob("*")) == []

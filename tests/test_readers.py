@@ -18,6 +18,7 @@ import pytest
 from clock import cpu_seconds
 
 from engine.errors import ReadError
+from engine.filestate import FileState
 from engine.ingest import readers
 from engine.ingest.readers import text as text_readers
 from engine.ingest.readers.base import Document, Limits, Reader
@@ -39,7 +40,7 @@ def assert_readable(error: ReadError) -> None:
     """A reason fit for a status column: one short line, no traceback, no repr of an exception."""
     assert error.reason and len(error.reason) <= 200
     assert "\n" not in error.reason and "Traceback" not in error.reason
-    assert error.status in ("failed", "skipped")
+    assert error.status in (FileState.FAILED, FileState.SKIPPED)
 
 
 # --- The contract -------------------------------------------------------------------------------------------
@@ -72,7 +73,7 @@ def test_reads_its_sample(reader: Reader, tmp_path: Path) -> None:
 @pytest.mark.parametrize("reader", ALL_READERS, ids=lambda r: r.name)
 def test_empty_file_is_skipped(reader: Reader, tmp_path: Path) -> None:
     error = read_error(docgen.make_empty(tmp_path, "empty" + reader.extensions[0]))
-    assert (error.status, error.reason) == ("skipped", "empty file")
+    assert (error.status, error.reason) == (FileState.SKIPPED, "empty file")
 
 
 @pytest.mark.parametrize("reader", ALL_READERS, ids=lambda r: r.name)
@@ -100,23 +101,23 @@ def test_truncated_sample_reads_or_raises_read_error(reader: Reader, tmp_path: P
 
 def test_size_limit(tmp_path: Path) -> None:
     error = read_error(docgen.make_txt(tmp_path), Limits(max_file_bytes=10))
-    assert error.status == "skipped"
+    assert error.status == FileState.SKIPPED
     assert error.reason.startswith("too large: ") and error.reason.endswith(" MB limit")
 
 
 def test_text_limit(tmp_path: Path) -> None:
     error = read_error(docgen.make_txt(tmp_path), Limits(max_chars=20))
-    assert error.status == "skipped" and error.reason.startswith("too much text")
+    assert error.status == FileState.SKIPPED and error.reason.startswith("too much text")
 
 
 def test_binary_without_extension_is_skipped(tmp_path: Path) -> None:
     error = read_error(docgen.make_binary(tmp_path, "blob"))
-    assert (error.status, error.reason) == ("skipped", "binary file")
+    assert (error.status, error.reason) == (FileState.SKIPPED, "binary file")
 
 
 def test_known_binary_extension_is_skipped_by_name(tmp_path: Path) -> None:
     error = read_error(docgen.make_txt(tmp_path).rename(tmp_path / "photo.GIF"))
-    assert (error.status, error.reason) == ("skipped", "binary file (.gif)")
+    assert (error.status, error.reason) == (FileState.SKIPPED, "binary file (.gif)")
 
 
 def test_printer_code_is_declined_by_name_by_its_start_and_inside_gzip(tmp_path: Path) -> None:
@@ -129,7 +130,7 @@ def test_printer_code_is_declined_by_name_by_its_start_and_inside_gzip(tmp_path:
     (tmp_path / "draft.dvi").write_bytes(b"\xf7\x02\x01\x83\x92\xc0\x1c;")
     for name in ("manual.ps", "MANUAL", "draft.dvi"):
         error = read_error(tmp_path / name)
-        assert (error.status, error.reason) == ("skipped", readers.PRINTER_CODE), name
+        assert (error.status, error.reason) == (FileState.SKIPPED, readers.PRINTER_CODE), name
     assert readers.PRINTER_CODE in read_error(tmp_path / "guide.ps.gz").reason
 
 
@@ -141,7 +142,7 @@ def test_source_file_without_extension_is_read_as_text(tmp_path: Path) -> None:
 
 def test_directory_is_not_a_regular_file(tmp_path: Path) -> None:
     error = read_error(tmp_path)
-    assert (error.status, error.reason) == ("skipped", "not a regular file")
+    assert (error.status, error.reason) == (FileState.SKIPPED, "not a regular file")
 
 
 def test_missing_file(tmp_path: Path) -> None:
@@ -168,7 +169,7 @@ def test_permission_denied(tmp_path: Path) -> None:
         error = read_error(path)
     finally:
         path.chmod(0o644)
-    assert (error.status, error.reason) == ("failed", "permission denied")
+    assert (error.status, error.reason) == (FileState.FAILED, "permission denied")
 
 
 def _rewrite_during_read(monkeypatch: pytest.MonkeyPatch, times: int) -> list[int]:
@@ -197,7 +198,7 @@ def test_changed_while_reading_is_read_again(tmp_path: Path, monkeypatch: pytest
 def test_changing_all_the_time_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls = _rewrite_during_read(monkeypatch, times=99)
     error = read_error(docgen.make_txt(tmp_path))
-    assert (error.status, error.reason) == ("failed", "changed while reading")
+    assert (error.status, error.reason) == (FileState.FAILED, "changed while reading")
     assert len(calls) == 2
 
 
@@ -486,7 +487,7 @@ def test_pdf_junk_metadata_title_falls_back_to_first_line(tmp_path: Path) -> Non
 def test_encrypted_pdf(tmp_path: Path) -> None:
     pytest.importorskip("pypdf")
     error = read_error(docgen.make_encrypted_pdf(tmp_path))
-    assert (error.status, error.reason) == ("failed", "encrypted PDF (password required)")
+    assert (error.status, error.reason) == (FileState.FAILED, "encrypted PDF (password required)")
 
 
 def test_pdf_with_permissions_only_is_read(tmp_path: Path) -> None:
@@ -497,12 +498,12 @@ def test_pdf_with_permissions_only_is_read(tmp_path: Path) -> None:
 
 def test_pdf_without_text_layer_is_skipped(tmp_path: Path) -> None:
     error = read_error(docgen.make_image_only_pdf(tmp_path))
-    assert error.status == "skipped" and error.reason.startswith("no text layer")
+    assert error.status == FileState.SKIPPED and error.reason.startswith("no text layer")
 
 
 def test_truncated_pdf(tmp_path: Path) -> None:
     error = read_error(docgen.make_truncated_pdf(tmp_path))
-    assert error.status == "failed" and error.reason.startswith("corrupt PDF: ")
+    assert error.status == FileState.FAILED and error.reason.startswith("corrupt PDF: ")
     assert error.__cause__ is not None
 
 
@@ -558,20 +559,20 @@ def test_rtf_escapes_are_decoded(tmp_path: Path) -> None:
 
 def test_corrupt_docx_reason(tmp_path: Path) -> None:
     error = read_error(docgen.make_binary(tmp_path, "broken.docx"))
-    assert (error.status, error.reason) == ("failed", "corrupt DOCX: not a valid zip archive")
+    assert (error.status, error.reason) == (FileState.FAILED, "corrupt DOCX: not a valid zip archive")
     assert error.__cause__ is not None
 
 
 def test_zip_bomb_by_ratio_is_skipped(tmp_path: Path) -> None:
     error = read_error(docgen.make_zip_bomb(tmp_path))
-    assert error.status == "skipped"
+    assert error.status == FileState.SKIPPED
     assert error.reason.startswith("zip bomb? DOCX expands to 52.4 MB")
 
 
 def test_zip_bomb_by_size_is_skipped(tmp_path: Path) -> None:
     limits = Limits(max_unpacked_bytes=5_000_000, max_compression_ratio=float("inf"))
     error = read_error(docgen.make_zip_bomb(tmp_path, "big.epub", megabytes=6), limits)
-    assert error.status == "skipped" and error.reason.startswith("zip bomb? EPUB expands to 6.3 MB")
+    assert error.status == FileState.SKIPPED and error.reason.startswith("zip bomb? EPUB expands to 6.3 MB")
 
 
 # --- Compressed files ------------------------------------------------------------------------------------------
@@ -600,11 +601,11 @@ def test_a_compressed_bomb_stops_at_the_archive_limits(tmp_path: Path) -> None:
     bomb = tmp_path / "bomb.txt.gz"
     bomb.write_bytes(gzip.compress(b"all work and no play " * 2_000_000))  # 42 MB from about 100 kB
     error = read_error(bomb)
-    assert error.status == "skipped" and error.reason.startswith("compressed file unpacks to more than")
+    assert error.status == FileState.SKIPPED and error.reason.startswith("compressed file unpacks to more than")
     assert not list(Path(os.environ.get("TMPDIR", "/tmp")).glob("quire-unpacked-*/bomb.txt"))  # nothing left behind
     tar = tmp_path / "backup.tar.gz"
     tar.write_bytes(gzip.compress(b"\0" * 4096))
-    assert (read_error(tar).status, read_error(tar).reason) == ("skipped", "binary file (.tar)")
+    assert (read_error(tar).status, read_error(tar).reason) == (FileState.SKIPPED, "binary file (.tar)")
 
 
 def test_odt_paragraphs_keep_their_spaces_tabs_lists_tables_and_links(tmp_path: Path) -> None:

@@ -76,9 +76,9 @@ def test_weighted_words_score_their_share_of_bm25(tmp_path: Path) -> None:
         records = tuple(SentenceRecord(t, 0, len(t), None, i) for i, t in enumerate(texts))
         store.write_documents([NewDocument("/a", 1, 1.0, "/a", "a", "text", records, ((0, 0), (1, 1), (2, 2)))],
                               np.ones((3, 4), np.float32), "m")
-        plain = {p: s for p, _, s in store.word_bm25(["otter", "heron"], 10)}
-        weighed = {p: s for p, _, s in store.word_bm25(["otter", "heron"], 10, weights=[0.5, 0.25])}
-        alone = {w: {p: s for p, _, s in store.word_bm25([w], 10)} for w in ("otter", "heron")}
+        plain = {p: s for p, _, s in store.words.bm25(["otter", "heron"], 10)}
+        weighed = {p: s for p, _, s in store.words.bm25(["otter", "heron"], 10, weights=[0.5, 0.25])}
+        alone = {w: {p: s for p, _, s in store.words.bm25([w], 10)} for w in ("otter", "heron")}
         assert set(weighed) == set(plain) == {1, 2, 3}
         for p in plain:
             expected = 0.5 * alone["otter"].get(p, 0.0) + 0.25 * alone["heron"].get(p, 0.0)
@@ -87,11 +87,11 @@ def test_weighted_words_score_their_share_of_bm25(tmp_path: Path) -> None:
         other = tuple(SentenceRecord(t, 0, len(t), None, i) for i, t in enumerate(["an otter", "a heron", "weir"]))
         store.write_documents([NewDocument("/b", 1, 1.0, "/b", "b", "text", other, ((0, 0), (1, 1), (2, 2)))],
                               np.ones((3, 4), np.float32), "m")
-        every = store.word_bm25(["otter", "heron"], 10)
-        b = store.document("/b").id
-        within = store.word_bm25(["otter", "heron"], 10, within=np.array([b]))
+        every = store.words.bm25(["otter", "heron"], 10)
+        b = store.documents.get("/b").id
+        within = store.words.bm25(["otter", "heron"], 10, within=np.array([b]))
         assert within == [row for row in every if row[1] == b] and len(within) == 2
-        assert store.word_bm25(["weir"], 10, within=np.array([b + 1])) == []
+        assert store.words.bm25(["weir"], 10, within=np.array([b + 1])) == []
     finally:
         store.close()
 
@@ -108,13 +108,13 @@ def test_postings_read_on_one_thread_score_later_as_the_index_stood_when_read(tm
                                   np.ones((len(texts), 4), np.float32), "m")
 
         write("/a", ["the otter swims in the river", "a heron waits by the weir"])
-        read = store.word_postings(["otter", "heron"])
-        before = store.word_bm25(["otter", "heron"], None, weights=[0.5, 0.25])
+        read = store.words.postings(["otter", "heron"])
+        before = store.words.bm25(["otter", "heron"], None, weights=[0.5, 0.25])
         write("/b", ["an otter", "otters by the heron's weir"])
-        assert store.word_bm25(["otter", "heron"], None, weights=[0.5, 0.25], read=read) == before
-        assert len(store.word_bm25(["otter", "heron"], None)) == 4  # read now: the new passages too
+        assert store.words.bm25(["otter", "heron"], None, weights=[0.5, 0.25], read=read) == before
+        assert len(store.words.bm25(["otter", "heron"], None)) == 4  # read now: the new passages too
         with pytest.raises(AssertionError):
-            store.word_bm25(["heron", "otter"], None, read=read)  # read for the words in another order
+            store.words.bm25(["heron", "otter"], None, read=read)  # read for the words in another order
     finally:
         store.close()
 

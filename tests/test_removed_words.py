@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from engine import Index, IndexConfig
-from engine.store import space
+from engine.store.meta import Key
 from engine.text.terms import stem, term_key
 
 REPO = Path(__file__).resolve().parent.parent
@@ -83,5 +83,5 @@ def test_a_purge_cut_short_is_done_by_the_next_run(docs: Path, tmp_path: Path) -
     with Index(tmp_path / "index", config=IndexConfig(workers=0)) as idx:
         report = idx.add([docs])
         assert report.documents == 0 and not idx.store.needs_purge()
-        assert idx.store.get_meta(space.PURGE_META) is None
+        assert idx.store.meta.get(Key.WORDS_TO_PURGE) is None
     assert traces(tmp_path / "index") == {}

@@ -15,6 +15,7 @@ import pytest
 from clock import wait_until
 
 from engine import Index, embed
+from engine.filestate import FileState
 
 # slow: fault injection (a killed process, a full disk), the tier .ci/run runs after the fast one and lint
 pytestmark = pytest.mark.slow
@@ -45,7 +46,7 @@ def tag(n: int) -> str:
 def indexed_documents(db: Path) -> int:
     try:
         with sqlite3.connect(f"file:{db / 'index.db'}?mode=ro", uri=True, timeout=1) as conn:
-            return conn.execute("SELECT count(*) FROM documents WHERE status = 'indexed'").fetchone()[0]
+            return conn.execute(f"SELECT count(*) FROM documents WHERE status = '{FileState.INDEXED}'").fetchone()[0]
     except sqlite3.Error:
         return 0  # not created yet, or locked for a moment
 
@@ -75,13 +76,13 @@ def test_kill_mid_index_then_resume(tmp_path: Path) -> None:
     with Index(db, create=False) as idx:
         status = idx.status(files=True)
         assert status.indexed == done_before
-        committed = {f.path for f in status.files if f.status == "indexed"}
+        committed = {f.path for f in status.files if f.status == FileState.INDEXED}
         first = min(committed)
         assert idx.search(tag(0), k=1, mode="lexical").results[0].path == first
         # the ledger sentences differ only in words the model may not know: any committed one is a right answer
         best = idx.search(own[first], k=1, mode="semantic").results[0]
         assert best.path in committed and best.similarity > 0.99
-        assert live_vectors(idx) == idx.store.sentence_count()
+        assert live_vectors(idx) == idx.store.sentences.count()
 
     process = quire("index", "--db", str(db), "--json")
     out, err = process.communicate(timeout=240)
@@ -93,7 +94,7 @@ def test_kill_mid_index_then_resume(tmp_path: Path) -> None:
         status = idx.status(files=True)
         assert status.indexed == FILES and len({f.path for f in status.files}) == FILES
         assert status.sentences == FILES * (SENTENCES_PER_FILE + 1)
-        assert live_vectors(idx) == idx.store.sentence_count() == status.sentences
+        assert live_vectors(idx) == idx.store.sentences.count() == status.sentences
         last = max(own)
         assert idx.search(tag(FILES - 1), k=1, mode="lexical").results[0].path == last
         assert idx.search(own[last], k=1, mode="semantic").results[0].sentence.startswith("Ledger entry")

@@ -13,10 +13,12 @@ from fts5_check import assert_word_index_matches_fts5
 from engine import Index, IndexConfig
 from engine.errors import QueryError
 from engine.search.query import MAX_QUERY_CHARS
-from engine.store import postings
 from engine.store.connection import SQLITE_MMAP_BYTES
 from engine.store.database import Store
+from engine.store.documents import Documents
+from engine.store.meta import Key
 from engine.store.vectors import VectorIndex
+from engine.store.words import Words
 from engine.text import terms as T
 
 RIGEL = "Rigel is a blue supergiant star in the constellation of Orion."
@@ -148,7 +150,7 @@ def test_cosines_are_read_only_for_the_sentences_a_result_may_be_shown_by(tmp_pa
     assert len(hybrid) == 5 and all(similarity is not None for _, _, similarity in hybrid.values())
     assert {sentence for _, sentence, _ in hybrid.values()} == {"Whales use sound to find fish."}
     assert {sid for sid, _, _ in hybrid.values()} <= cosines_read
-    with_words = [row.id for path in hybrid for row in idx.store.document_sentences(idx.store.document(path).id)
+    with_words = [row.id for path in hybrid for row in idx.store.sentences.of_document(idx.store.documents.get(path).id)
                   if any(word in row.text.lower() for word in ("whale", "hunt", "fish", "sound"))]
     assert len(with_words) == 25 and len(cosines_read) < len(with_words)
     # the sentence shows the same similarity as when ranking by meaning alone finds it
@@ -175,9 +177,9 @@ def _fts5_scores(store: Store, query: str) -> dict[str, float]:
     """Each document's best passage score for the whole of ``query`` (its words and quoted phrases OR-ed) as FTS5's
     bm25() gives it, by path."""
     best: dict[int, float] = {}
-    for _, doc_id, score in store.bm25(T.fts_query(query), None):
+    for _, doc_id, score in store.words.fts_bm25(T.fts_query(query), None):
         best[doc_id] = max(score, best.get(doc_id, score))
-    records = store.documents_by_id(list(best))
+    records = store.documents.by_ids(list(best))
     return {records[doc_id].path: score for doc_id, score in best.items()}
 
 
@@ -192,13 +194,13 @@ def _assert_ranked_as(index: Index, query: str, expected: dict[str, float]) -> N
 
 def test_words_are_ranked_from_the_word_index_as_fts5_ranks_them(river: Index, monkeypatch) -> None:
     queries = ("heron river otters", "river mill otters", "weir", "wheel turns bridge")
-    assert river.store.word_index_ready()
+    assert river.store.words.ready()
     expected = {query: _fts5_scores(river.store, query) for query in queries}
     for query in queries:
         assert_word_index_matches_fts5(river.store, query)
     scanned: list[str] = []
-    scan = Store.bm25
-    monkeypatch.setattr(Store, "bm25", lambda self, match, *args, **kwargs: scanned.append(match)
+    scan = Words.fts_bm25
+    monkeypatch.setattr(Words, "fts_bm25", lambda self, match, *args, **kwargs: scanned.append(match)
                         or scan(self, match, *args, **kwargs))
     for query in queries:
         _assert_ranked_as(river, query, expected[query])
@@ -208,7 +210,7 @@ def test_words_are_ranked_from_the_word_index_as_fts5_ranks_them(river: Index, m
 @pytest.mark.parametrize("query", ['"heron waits" otters river', '"old mill" river otters', '"old mill"',
                                    '"river flows" "heron waits"'])
 def test_quoted_phrases_are_scored_by_fts5_and_added_to_the_words(river: Index, query: str) -> None:
-    assert river.store.word_index_ready()
+    assert river.store.words.ready()
     _assert_ranked_as(river, query, _fts5_scores(river.store, query))
 
 
@@ -219,8 +221,8 @@ def test_an_index_without_its_word_index_ranks_the_same_by_fts5(river: Index) ->
 
     built = ranking()
     with river.store.db.atomic():
-        river.store.set_meta(postings.BACKFILL_META, {"next": 1, "last": 1})
-    assert not river.store.word_index_ready()
+        river.store.meta.put(Key.WORD_INDEX_BACKFILL, {"next": 1, "last": 1})
+    assert not river.store.words.ready()
     assert len(built) == 30 and ranking() == built
 
 
@@ -244,9 +246,9 @@ def test_splitting_the_bm25_scan_over_cores_ranks_the_same(river: Index, monkeyp
 def test_hybrid_queries_rank_words_on_another_thread_and_many_threads_may_search_at_once(river: Index,
                                                                                           monkeypatch) -> None:
     ranked_on: list[str] = []
-    scored = Store.word_bm25
+    scored = Words.bm25
     # the query's own words (words related to them are scored afterwards, for the documents found: ``within``)
-    monkeypatch.setattr(Store, "word_bm25", lambda self, *args, **kw: (
+    monkeypatch.setattr(Words, "bm25", lambda self, *args, **kw: (
         kw.get("within") is None and ranked_on.append(threading.current_thread().name)) or scored(self, *args, **kw))
     queries = ["heron river otters", "old mill wheel", "a bridge over the water", '"heron waits" weir']
 
@@ -304,8 +306,8 @@ def test_the_ranking_is_weighed_head_first_and_ranks_as_if_weighed_whole(river: 
     from engine.search import pick, secondlook
 
     weighed: list[int] = []
-    read = Store.documents_by_id
-    monkeypatch.setattr(Store, "documents_by_id", lambda self, ids: weighed.append(len(ids)) or read(self, ids))
+    read = Documents.by_ids
+    monkeypatch.setattr(Documents, "by_ids", lambda self, ids: weighed.append(len(ids)) or read(self, ids))
 
     def ranking(**options) -> list[tuple]:
         response = river.search("river otters heron", k=3, explain=False, **options)

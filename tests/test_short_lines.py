@@ -13,6 +13,7 @@ from engine import Index, IndexConfig, embed
 from engine.embed import context
 from engine.errors import MethodMismatchError
 from engine.ingest.extract import sentence_hash
+from engine.store.meta import Key, PerMethod
 
 CONFIG = IndexConfig(workers=0)
 HEADING = "Skin."
@@ -103,7 +104,7 @@ def hash_of(idx: Index, text: str) -> int:
 
 def stored_vector(idx: Index, text: str) -> np.ndarray:
     (sid,) = [r[0] for r in idx.store.db.execute("SELECT id FROM sentences WHERE text = ?", [text]).fetchall()]
-    _, vectors = idx.store.vectors(idx.method, [sid])
+    _, vectors = idx.store.vectors.read(idx.method, [sid])
     return vectors[0]
 
 
@@ -126,22 +127,22 @@ def test_an_index_embedded_before_the_rule_reembeds_once(shop_docs: Path, tmp_pa
         idx.add([shop_docs])
         # what an older quire left: every sentence embedded alone, under the model's bare fingerprint
         rows = idx.store.db.execute("SELECT id, text FROM sentences ORDER BY id").fetchall()
-        idx.store.add_vectors("static", np.array([r[0] for r in rows]), static.encode([r[1] for r in rows]))
-        idx.store.set_sentence_hashes(np.array([r[0] for r in rows]), np.array([sentence_hash(r[1]) for r in rows]))
+        idx.store.vectors.add("static", np.array([r[0] for r in rows]), static.encode([r[1] for r in rows]))
+        idx.store.sentences.set_hashes(np.array([r[0] for r in rows]), np.array([sentence_hash(r[1]) for r in rows]))
         with idx.store.db.atomic():
-            idx.store.set_meta("fingerprint", static.fingerprint)
-            idx.store.set_meta("fingerprint:static", static.fingerprint)
+            idx.store.meta.put(Key.FINGERPRINT, static.fingerprint)
+            idx.store.meta.put(PerMethod.FINGERPRINT.of("static"), static.fingerprint)
     with Index(tmp_path / "index", create=False, config=CONFIG) as idx:
         with pytest.raises(MethodMismatchError, match="re-embed"):
             idx.search(QUERY, mode="semantic")
         idx.add()
-        assert idx.store.get_meta("fingerprint") == context.fingerprint(static) != static.fingerprint
+        assert idx.store.meta.get(Key.FINGERPRINT) == context.fingerprint(static) != static.fingerprint
         assert float(stored_vector(idx, HEADING) @ static.encode([HEADING])[0]) < 0.5
         assert hash_of(idx, HEADING) == hash_of(idx, BAG_SHOP.split("\n\n")[1])
         assert Path(idx.search(QUERY, k=1, mode="semantic", include_weak=True).results[0].path).name == "skincare.txt"
-        generation = idx.store.get_meta("generation")
+        generation = idx.store.meta.get(Key.GENERATION)
         idx.add()  # once: nothing left to re-embed
-        assert idx.store.get_meta("generation") == generation
+        assert idx.store.meta.get(Key.GENERATION) == generation
 
 
 def test_reembedding_gives_the_vectors_indexing_gave(shop_docs: Path, tmp_path: Path) -> None:
@@ -152,13 +153,13 @@ def test_reembedding_gives_the_vectors_indexing_gave(shop_docs: Path, tmp_path: 
     config = IndexConfig(workers=0, batch_sentences=4)
     with Index(tmp_path / "index", config=config) as idx:
         idx.add([shop_docs])
-        ids, indexed = idx.store.vectors("static")
+        ids, indexed = idx.store.vectors.read("static")
         hashes = idx.store.db.execute("SELECT id, hash FROM sentences ORDER BY id").fetchall()
         with idx.store.db.atomic():
-            idx.store.set_meta("fingerprint", "static-older")
-            idx.store.set_meta("fingerprint:static", "static-older")
+            idx.store.meta.put(Key.FINGERPRINT, "static-older")
+            idx.store.meta.put(PerMethod.FINGERPRINT.of("static"), "static-older")
         idx.add()
-        again_ids, again = idx.store.vectors("static")
+        again_ids, again = idx.store.vectors.read("static")
         assert idx.store.db.execute("SELECT id, hash FROM sentences ORDER BY id").fetchall() == hashes
     assert np.array_equal(ids, again_ids)
     assert np.allclose(indexed, again, atol=2e-3)

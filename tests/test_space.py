@@ -92,7 +92,7 @@ def test_an_index_made_before_is_vacuumed_once_mostly_free_and_becomes_increment
         assert large.vacuumed and large.bytes_after < 0.3 * small.bytes_after
         assert store.db.execute("PRAGMA auto_vacuum").fetchone()[0] == space.AUTO_VACUUM_INCREMENTAL
         assert store.db.execute("PRAGMA temp_store").fetchone()[0] == 2  # the store's own setting, back
-        assert [r[0] for r in store.bm25('"number 2905"', 5)] and not store.bm25('"number 105"', 5)
+        assert [r[0] for r in store.words.fts_bm25('"number 2905"', 5)] and not store.words.fts_bm25('"number 105"', 5)
     finally:
         store.close()
 

@@ -7,10 +7,13 @@ import json
 import numpy as np
 import pytest
 
+from engine.filestate import FileState
 from engine.ingest.documents import NewDocument, SentenceRecord
 from engine.store import meta
 from engine.store.chunks import IN_CHUNK, IN_LENGTHS, in_chunks
 from engine.store.database import Store
+from engine.store.documents import StateCounts
+from engine.store.meta import Key, PerMethod
 from engine.store.vectors import VectorIndex
 
 
@@ -44,7 +47,7 @@ def _opened(store, fingerprint="fp"):
     """The graph opened and saved, as an indexing run does (a search only opens it)."""
     index = VectorIndex(store.folder, "m", fingerprint, 8)
     index.open(store)
-    index.save(int(store.get_meta("generation", 0)))
+    index.save(store.meta.generation())
     return index
 
 
@@ -55,35 +58,49 @@ def store(tmp_path):
     s.close()
 
 
+def test_file_states_and_settings_are_stored_as_the_strings_indexes_always_held(store):
+    # the enums' values are the on-disk format: an index made by an older quire reads as before
+    store.write_documents([_doc("/a", ["alpha"])], _unit(np.random.default_rng(0), 1), "m")
+    store.record_unindexed("/b", 1, 1.0, "h", FileState.SKIPPED, "empty file")
+    with store.transaction():
+        store.meta.put(PerMethod.CALIBRATION.of("m"), {"mean": 0.1})
+    rows = store.db.execute("SELECT path, status, typeof(status) FROM documents ORDER BY path").fetchall()
+    assert rows == [("/a", "indexed", "text"), ("/b", "skipped", "text")]
+    keys = {r[0] for r in store.db.execute("SELECT key FROM meta")}
+    assert {"schema_version", "index_id", "generation", "next_sentence_id", "next_passage_id", "calibration:m"} <= keys
+    assert [r.status for r in store.documents.listing()] == [FileState.INDEXED, FileState.SKIPPED]
+    assert store.documents.states() == StateCounts(indexed=1, skipped=1) and store.documents.states().documents == 2
+
+
 def test_write_replace_and_delete_keep_fts_consistent(store):
     rng = np.random.default_rng(0)
     store.write_documents([_doc("/a", ["alpha beta", "gamma"]), _doc("/b", ["beta delta"])], _unit(rng, 3), "m")
-    assert {d for _, d, _ in store.bm25('"beta"', 10)} == {1, 2}
+    assert {d for _, d, _ in store.words.fts_bm25('"beta"', 10)} == {1, 2}
     removed, new_ids = store.write_documents([_doc("/a", ["epsilon"])], _unit(rng, 1), "m")
     assert sorted(removed) == [1, 2] and new_ids.tolist() == [4]
-    assert store.bm25('"alpha"', 10) == [] and len(store.bm25('"epsilon"', 10)) == 1
+    assert store.words.fts_bm25('"alpha"', 10) == [] and len(store.words.fts_bm25('"epsilon"', 10)) == 1
     assert store.delete_paths(["/b"]) == [3]
-    assert store.bm25('"beta"', 10) == []
-    assert store.stats()["sentences"] == 1 and store.passage_count() == 1
-    ids, vectors = store.vectors("m")
+    assert store.words.fts_bm25('"beta"', 10) == []
+    assert store.sentences.count() == 1 and store.sentences.passage_count() == 1
+    ids, vectors = store.vectors.read("m")
     assert ids.tolist() == [4] and vectors.shape == (1, 8)
 
 
 def test_cached_counts_follow_writes_of_this_and_other_connections(store, tmp_path):
     rng = np.random.default_rng(0)
     store.write_documents([_doc("/a", ["alpha beta"]), _doc("/b", ["beta"])], _unit(rng, 2), "m")
-    assert store.term_document_frequencies(["beta", "alpha", "zeta"]) == {"beta": 2, "alpha": 1}
-    assert store.passage_count() == 2
+    assert store.words.frequencies(["beta", "alpha", "zeta"]) == {"beta": 2, "alpha": 1}
+    assert store.sentences.passage_count() == 2
     store.write_documents([_doc("/c", ["beta zeta"])], _unit(rng, 1), "m")  # this connection writes
-    assert store.term_document_frequencies(["beta", "zeta"]) == {"beta": 3, "zeta": 1}
-    assert store.passage_count() == 3
+    assert store.words.frequencies(["beta", "zeta"]) == {"beta": 3, "zeta": 1}
+    assert store.sentences.passage_count() == 3
     other = Store(tmp_path / "idx")  # another connection (the indexer, beside the app's searcher) writes
     try:
         other.delete_paths(["/a", "/b"])
     finally:
         other.close()
-    assert store.term_document_frequencies(["beta", "alpha", "zeta"]) == {"beta": 1, "zeta": 1}
-    assert store.passage_count() == 1
+    assert store.words.frequencies(["beta", "alpha", "zeta"]) == {"beta": 1, "zeta": 1}
+    assert store.sentences.passage_count() == 1
 
 
 def test_sentence_ids_are_never_reused(store):
@@ -98,7 +115,7 @@ def test_vectors_round_trip_at_half_precision(store):
     rng = np.random.default_rng(1)
     v = _unit(rng, 4)
     _, ids = store.write_documents([_doc("/a", ["a", "b", "c", "d"])], v, "m")
-    got_ids, got = store.vectors("m", ids.tolist())
+    got_ids, got = store.vectors.read("m", ids.tolist())
     assert got_ids.tolist() == ids.tolist() and np.allclose(got, v, atol=2e-3)
 
 
@@ -111,7 +128,7 @@ def test_vector_index_catches_up_after_a_crash_and_rebuilds_when_missing(tmp_pat
     # a second write that never reached the graph file (process killed before save)
     removed, more = store.write_documents([_doc("/a", ["d", "e"])], _unit(rng, 2), "m")
     reopened = _opened(store)
-    found, _ = reopened.search(store.vectors("m", more.tolist())[1][0], 5)
+    found, _ = reopened.search(store.vectors.read("m", more.tolist())[1][0], 5)
     assert set(found.tolist()) == set(more.tolist())
     # the graph file is gone: rebuilt from the stored vectors
     reopened.path.unlink()
@@ -161,7 +178,7 @@ def test_coded_search_finds_the_exact_nearest_among_many_rows(store, monkeypatch
     assert index.coded
     for q, label in zip(v[:30], ids[:30]):
         assert index.search(q, 1, candidates=200)[0].tolist() == [int(label)]
-    stored_ids, stored = store.vectors("m")
+    stored_ids, stored = store.vectors.read("m")
     exact = stored_ids[np.argsort(-(stored @ stored[0]), kind="stable")[:10]]
     assert index.search(stored[0], 10, candidates=3000)[0].tolist() == exact.tolist()
     index.remove(ids[:2990])
@@ -172,11 +189,11 @@ def test_sentences_of_passages_come_in_order_and_use_an_index(store):
     rng = np.random.default_rng(2)
     store.write_documents([_doc("/a", ["one", "two", "three"]), _doc("/b", ["four"])], _unit(rng, 4), "m")
     pids = [r[0] for r in store.db.execute("SELECT id FROM passages ORDER BY id")]
-    got = store.sentences_of_passages([*pids, 999])
+    got = store.sentences.of_passages([*pids, 999])
     assert {p: [r.text for r in rows] for p, rows in got.items()} == {pids[0]: ["one", "two", "three"], pids[1]: ["four"]}
     plan = " ".join(r[3] for r in store.db.execute("EXPLAIN QUERY PLAN SELECT * FROM sentences WHERE passage_id = 1"))
     assert "INDEX" in plan
-    assert store.indexed_count() == 2
+    assert store.documents.indexed_count() == 2
 
 
 def test_connections_opening_a_new_index_together_all_succeed(tmp_path):
@@ -189,8 +206,8 @@ def test_connections_opening_a_new_index_together_all_succeed(tmp_path):
         s = Store(folder)
         try:
             with s.db.atomic():
-                s.set_meta(f"opener:{i}", i)
-            return int(s.get_meta("schema_version"))
+                s.meta.put(PerMethod.CALIBRATION.of(f"opener{i}"), i)
+            return int(s.meta.get(Key.SCHEMA_VERSION))
         finally:
             s.close()
 
@@ -198,7 +215,7 @@ def test_connections_opening_a_new_index_together_all_succeed(tmp_path):
         versions = list(pool.map(open_and_write, range(12)))
     assert len(set(versions)) == 1
     check = Store(folder)
-    assert all(check.get_meta(f"opener:{i}") == i for i in range(12))
+    assert all(check.meta.get(PerMethod.CALIBRATION.of(f"opener{i}")) == i for i in range(12))
     check.close()
 
 
@@ -207,9 +224,9 @@ def test_opening_an_index_while_a_run_reserves_ids_leaves_the_run_alone(tmp_path
     ids from meta, then writes them (meta.reserve_ids). An open that wrote anything (PRAGMA auto_vacuum did, every
     time) made the run's snapshot stale, and SQLite failed its write at once with "database is locked" (issue 33)."""
     with store.db.atomic():
-        store.get_meta("schema_version")  # the run's transaction has read: its snapshot is taken
+        store.meta.get(Key.SCHEMA_VERSION)  # the run's transaction has read: its snapshot is taken
         Store(store.path.parent).close()
-        assert meta.reserve_ids(store.db.conn, "next_sentence_id", "sentences", 5) == 1
+        assert meta.reserve_ids(store.db.conn, Key.NEXT_SENTENCE_ID, "sentences", 5) == 1
 
 
 def test_queued_inserts_are_in_the_graph_once_saved_and_can_be_removed(tmp_path, store, graph_always):
@@ -224,7 +241,7 @@ def test_queued_inserts_are_in_the_graph_once_saved_and_can_be_removed(tmp_path,
     found, _ = index.search(v[5], 6)
     assert int(ids[5]) not in found.tolist()
     index.add_later(ids[:0], v[:0])
-    index.save(int(store.get_meta("generation")))
+    index.save(store.meta.generation())
     reopened = VectorIndex(tmp_path / "idx", "m", "fp", 8)
     reopened.open(store)
     assert reopened.live_count == 5
@@ -234,7 +251,7 @@ def test_a_save_queued_behind_an_insert_writes_the_graph_as_of_the_generation_gi
     rng = np.random.default_rng(7)
     v = _unit(rng, 6)
     _, ids = store.write_documents([_doc("/a", ["a", "b", "c", "d", "e", "f"])], v, "m")
-    generation = int(store.get_meta("generation"))
+    generation = store.meta.generation()
     index = VectorIndex(tmp_path / "idx", "m", "fp", 8)
     index.add_later(ids[:4], v[:4])
     index.add_later(ids[4:], v[4:], then_save=generation)  # saved on the insert's thread, after it
@@ -252,20 +269,20 @@ def test_a_save_queued_behind_an_insert_writes_the_graph_as_of_the_generation_gi
 def test_vector_batches_cover_every_vector_in_id_order(store):
     rng = np.random.default_rng(6)
     store.write_documents([_doc("/a", [f"s{i}" for i in range(7)])], _unit(rng, 7), "m")
-    batches = list(store.vector_batches("m", batch=3))
+    batches = list(store.vectors.batches("m", batch=3))
     assert [b[0].size for b in batches] == [3, 3, 1]
-    ids, vectors = store.vectors("m")
+    ids, vectors = store.vectors.read("m")
     assert np.concatenate([b[0] for b in batches]).tolist() == ids.tolist()
     assert np.array_equal(np.concatenate([b[1] for b in batches]), vectors)
-    assert list(store.vector_batches("absent")) == []
+    assert list(store.vectors.batches("absent")) == []
 
 
 def test_boilerplate_counts_come_from_a_covering_index(store):
     rng = np.random.default_rng(7)
     store.write_documents([_doc(p, ["shared footer", p]) for p in ("/a", "/b", "/c")], _unit(rng, 6), "m")
-    assert store.sentence_keys(list(range(1, 7)), up_to=5) == {
+    assert store.sentences.keys(list(range(1, 7)), up_to=5) == {
         1: (1, 3), 2: (1, 1), 3: (2, 3), 4: (2, 1), 5: (3, 3), 6: (3, 1)}
-    assert store.sentence_keys([1, 2], up_to=2) == {1: (1, 2), 2: (1, 1)}
+    assert store.sentences.keys([1, 2], up_to=2) == {1: (1, 2), 2: (1, 1)}
     plan = " ".join(r[-1] for r in store.db.execute(
         "EXPLAIN QUERY PLAN SELECT s.id, (SELECT count(*) FROM (SELECT DISTINCT t.doc_id FROM sentences t "
         "WHERE t.hash = s.hash LIMIT 5)) FROM sentences s WHERE s.id IN (1, 2)"
@@ -285,9 +302,9 @@ def test_a_split_bm25_scan_finds_the_same_passages_with_the_same_scores(store, m
     docs = [_doc(f"/d{i}", [" ".join(rng.choice(words, size=3 + i % 6)) + f" x{i}"]) for i in range(30)]
     store.write_documents(docs, _unit(rng, 30), "m")
     for match in ('"river" OR "heron"', '"otter"', '"x3"', '"nowhere"', '"pike" AND "eel"'):
-        whole = sorted(store.bm25(match, 1000), key=lambda r: (-r[2], r[0]))
-        assert store.bm25(match, 1000, parts=parts) == whole
-        assert [r[2] for r in store.bm25(match, 5, parts=parts)] == [r[2] for r in whole[:5]]
+        whole = sorted(store.words.fts_bm25(match, 1000), key=lambda r: (-r[2], r[0]))
+        assert store.words.fts_bm25(match, 1000, parts=parts) == whole
+        assert [r[2] for r in store.words.fts_bm25(match, 5, parts=parts)] == [r[2] for r in whole[:5]]
     assert len(store._scans.opened) == min(parts, 8) - 1
 
 
@@ -298,14 +315,14 @@ def test_vector_index_writes_its_graph_only_when_it_changed(store, graph_always)
     assert index.path.stat().st_mtime_ns == written.st_mtime_ns and index.path.stat().st_ino == written.st_ino
     assert json.loads(index.sidecar.read_text())["generation"] == 41
     reopened = VectorIndex(store.folder, "m", "fp", 8)
-    store.set_meta("generation", 41)
+    store.meta.put(Key.GENERATION, 41)
     reopened.open(store)  # the sidecar's generation is the database's: loaded as it is, not caught up
     assert reopened.path.stat().st_ino == written.st_ino and reopened.live_count == 20
     reopened.remove(ids[:1])
     reopened.save(42)
     assert reopened.path.stat().st_ino != written.st_ino
     again = VectorIndex(store.folder, "m", "fp", 8)
-    store.set_meta("generation", 42)
+    store.meta.put(Key.GENERATION, 42)
     again.open(store)
     assert again.live_count == 19
 
@@ -319,9 +336,9 @@ def test_reads_by_key_go_as_lists_of_few_lengths_and_find_each_row_once(store):
             assert len(chunk) in IN_LENGTHS and marks.count("?") == len(chunk)
     rng = np.random.default_rng(0)
     _, ids = store.write_documents([_doc("/a", ["alpha", "beta", "gamma"]), _doc("/b", ["delta"])], _unit(rng, 4), "m")
-    rows = store.sentences_by_id([int(i) for i in ids[:3]])  # three keys in a list of four
+    rows = store.sentences.by_ids([int(i) for i in ids[:3]])  # three keys in a list of four
     assert sorted(r.text for r in rows.values()) == ["alpha", "beta", "gamma"]
-    passages = store.sentences_of_passages(sorted({r.passage_id for r in rows.values()}))
+    passages = store.sentences.of_passages(sorted({r.passage_id for r in rows.values()}))
     assert [r.text for rows_ in passages.values() for r in rows_] == ["alpha", "beta", "gamma"]
 
 
@@ -342,9 +359,9 @@ def test_the_random_sample_is_the_same_whatever_order_the_files_came_in(tmp_path
     for name, order in (("a", sorted(texts)), ("b", sorted(texts, reverse=True))):
         store = Store(tmp_path / name)
         store.write_documents([doc(p) for p in order], _unit(np.random.default_rng(0), 200), "m")
-        ids = store.random_sentence_ids(50).tolist()
+        ids = store.sentences.random_ids(50).tolist()
         drawn.append({r[0] for r in store.db.execute(f"SELECT text FROM sentences WHERE id IN ({','.join('?' * 50)})",
                                                       ids)})
-        assert store.random_sentence_ids(500).size == 200 and len(set(ids)) == 50
+        assert store.sentences.random_ids(500).size == 200 and len(set(ids)) == 50
         store.close()
     assert drawn[0] == drawn[1]

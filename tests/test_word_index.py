@@ -16,6 +16,7 @@ from engine.errors import Cancelled
 from engine.ingest.documents import NewDocument, SentenceRecord
 from engine.store import postings, schema
 from engine.store.database import Store
+from engine.store.meta import Key
 from engine.text import terms
 
 WORDS = ["river", "rivers", "mill", "otter", "Otters", "heron", "bridge", "weir", "wheel", "bank", "reed", "pike",
@@ -127,7 +128,7 @@ def test_compacting_merges_all_segments_block_by_block_into_what_one_sort_gives(
         keys, passages, counts = (np.concatenate(p) for p in zip(*before.values()))
         order = np.argsort(keys, kind="stable")
         order = order[~np.isin(passages[order], list(dead))]
-        assert store.compact_word_index()
+        assert store.words.compact()
         (after,) = _segments(store).values()
         for got, want in zip(after, (keys[order], passages[order], counts[order])):
             assert np.array_equal(got, want)
@@ -151,18 +152,18 @@ def test_compacting_waits_until_the_other_segments_add_up(tmp_path, small_segmen
     store = Store(tmp_path / "idx")
     try:
         _batches(store, rng, range(6))
-        assert store.compact_word_index()  # six similar segments: well past the share
-        assert not store.compact_word_index()  # one segment: nothing to do
+        assert store.words.compact()  # six similar segments: well past the share
+        assert not store.words.compact()  # one segment: nothing to do
         size = store.db.execute("SELECT postings FROM lexical_segments").fetchone()[0]
         while True:
             _write(store, rng, [f"/more{store.db.execute('SELECT count(*) FROM documents').fetchone()[0]}"])
             sizes = [r[0] for r in store.db.execute("SELECT postings FROM lexical_segments")]
             if sum(sizes) - size >= postings.COMPACT_SHARE * size:
                 break
-            assert not store.compact_word_index()  # a little more: left as it is
-        assert store.compact_word_index() and store.db.execute("SELECT count(*) FROM lexical_segments").fetchone()[0] == 1
+            assert not store.words.compact()  # a little more: left as it is
+        assert store.words.compact() and store.db.execute("SELECT count(*) FROM lexical_segments").fetchone()[0] == 1
         _write(store, rng, ["/last"])
-        assert not store.compact_word_index()
+        assert not store.words.compact()
         with store.db.atomic():
             assert postings.compact(store.db.conn, force=True)
         for query in QUERIES:
@@ -188,7 +189,7 @@ def test_a_compaction_that_fails_halfway_leaves_the_index_as_it_was(tmp_path, sm
 
         monkeypatch.setattr(postings._SegmentWriter, "_flush", failing)
         with pytest.raises(OSError):
-            store.compact_word_index()
+            store.words.compact()
         after = _segments(store)
         assert after.keys() == before.keys()
         assert all(np.array_equal(a, b) for s in before for a, b in zip(after[s], before[s]))
@@ -222,7 +223,7 @@ def test_long_counts_and_a_passage_of_no_words(tmp_path) -> None:
         long = " ".join(["otter"] * 70_000)  # more than the stored count holds: bm25 has saturated long before
         store.write_documents([_doc("/a", [long, "—"]), _doc("/b", ["otter river"])],
                               np.ones((3, 4), np.float32), "m")
-        ranked = store.word_bm25(["otter"], 10)
+        ranked = store.words.bm25(["otter"], 10)
         assert [p for p, _, _ in ranked] == [1, 2]
         assert_word_index_matches_fts5(store, "river")
     finally:
@@ -237,13 +238,13 @@ def test_a_merge_between_reading_the_segment_list_and_the_blocks_is_read_again(t
         _write(writer, rng, ["/a", "/b"])
         stems = [t.stem for t in terms.query_terms("river otters mill")]
         stale = object()
-        words = reader._words
+        words = reader.words._index
         before, _ = words.scores(reader.db.conn, stale, stems, 100)
         _write(writer, rng, ["/c", "/d"])  # merges the first segment away
         assert words._snapshot.segments[0].id not in [r[0] for r in writer.db.execute("SELECT id FROM lexical_segments")]
         after, _ = words.scores(reader.db.conn, stale, stems, 100)  # same version given: the blocks say otherwise
         assert after.passages.size > before.passages.size
-        assert after.rows() == reader.word_bm25(stems, 100)
+        assert after.rows() == reader.words.bm25(stems, 100)
     finally:
         reader.close()
         writer.close()
@@ -258,7 +259,7 @@ def _make_old(folder, rng) -> None:
         with store.db.atomic():
             for table in ("lexical_segments", "lexical_blocks", "lexical_dead"):
                 store.db.execute(f"DROP TABLE {table}")
-            store.set_meta("schema_version", 2)
+            store.meta.put(Key.SCHEMA_VERSION, 2)
     finally:
         store.close()
 
@@ -268,9 +269,9 @@ def test_an_index_from_before_the_word_index_searches_by_fts5_then_builds_it(tmp
     _make_old(tmp_path / "idx", rng)
     store = Store(tmp_path / "idx")
     try:
-        assert not store.word_index_ready()
-        exact = store.bm25('"river" OR "otters"', 100)
-        assert store.term_document_frequencies(["river"])["river"] > 0  # from FTS5 meanwhile
+        assert not store.words.ready()
+        exact = store.words.fts_bm25('"river" OR "otters"', 100)
+        assert store.words.frequencies(["river"])["river"] > 0  # from FTS5 meanwhile
         store.delete_paths(["/d0-0"])  # a deletion before the build reaches those passages
         stop = threading.Event()
         seen: list[tuple[int, int]] = []
@@ -280,15 +281,15 @@ def test_an_index_from_before_the_word_index_searches_by_fts5_then_builds_it(tmp
             stop.set()
 
         with pytest.raises(Cancelled):
-            store.build_word_index(batch=4, progress=progress, cancel=stop)
-        assert not store.word_index_ready() and seen == [(4, seen[0][1])]
-        store.build_word_index(batch=4)  # resumes where it stopped
-        assert store.word_index_ready()
+            store.words.build(batch=4, progress=progress, cancel=stop)
+        assert not store.words.ready() and seen == [(4, seen[0][1])]
+        store.words.build(batch=4)  # resumes where it stopped
+        assert store.words.ready()
         assert store.db.execute("SELECT count(*) FROM lexical_dead").fetchone()[0] == 0
-        assert store.get_meta("schema_version") == schema.SCHEMA_VERSION
+        assert store.meta.get(Key.SCHEMA_VERSION) == schema.SCHEMA_VERSION
         for query in QUERIES:
             assert_word_index_matches_fts5(store, query)
-        assert len(store.word_bm25(["river", "otter"], 100)) <= len(exact)
+        assert len(store.words.bm25(["river", "otter"], 100)) <= len(exact)
     finally:
         store.close()
 
@@ -302,11 +303,11 @@ def test_indexing_builds_the_word_index_of_an_old_index_first(tmp_path) -> None:
         with index.store.db.atomic():
             index.store.db.execute("DELETE FROM lexical_blocks")
             index.store.db.execute("DELETE FROM lexical_segments")
-            index.store.set_meta(postings.BACKFILL_META, postings.plan_backfill(index.store.db.conn))
+            index.store.meta.put(Key.WORD_INDEX_BACKFILL, postings.plan_backfill(index.store.db.conn))
         assert index.search("otters", mode="lexical").results[0].path.endswith("a.txt")  # by FTS5
         phases = []
         index.add(progress=lambda p: phases.append((p.phase, p.unit, p.files_done, p.files_total)))
-        assert ("preparing", "passages", 1, 1) in phases and index.store.word_index_ready()
+        assert ("preparing", "passages", 1, 1) in phases and index.store.words.ready()
         assert index.search("otters", mode="lexical").results[0].path.endswith("a.txt")
         assert_word_index_matches_fts5(index.store, "otters weir herons")
 
@@ -325,12 +326,12 @@ def test_schema_4_rebuilds_the_word_index_of_an_index_holding_cjk_text(tmp_path,
     with Index(tmp_path / "idx", config=IndexConfig(workers=0)) as idx:
         idx.add([docs])
         with idx.store.db.atomic():
-            idx.store.set_meta("schema_version", 4)
+            idx.store.meta.put(Key.SCHEMA_VERSION, 4)
     with Index(tmp_path / "idx", config=IndexConfig(workers=0)) as idx:
-        assert idx.store.word_index_ready() is not cjk
-        assert idx.store.get_meta("schema_version") == schema.SCHEMA_VERSION
+        assert idx.store.words.ready() is not cjk
+        assert idx.store.meta.get(Key.SCHEMA_VERSION) == schema.SCHEMA_VERSION
         idx.add([docs])  # nothing changed on disk: the run only builds the word index
-        assert idx.store.word_index_ready()
+        assert idx.store.words.ready()
         word = "グループ" if cjk else "group"
         assert [Path(r.path).name for r in idx.search(word, mode=Mode.LEXICAL).results] == ["ja.txt"]
         assert idx.search("otters", mode=Mode.LEXICAL).results[0].path.endswith("en.txt")

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine import readable
+from engine import FileState, readable
 
 if TYPE_CHECKING:
     from engine import IndexStatus
@@ -46,7 +46,7 @@ def root_summaries(status: IndexStatus) -> list[tuple[str, Counter]]:
 
 def describe_counts(counts: Counter) -> str:
     """"12 indexed · 1 skipped" style text."""
-    parts = [f"{counts[s]:,} {s}" for s in ("indexed", "skipped", "failed") if counts[s]]
+    parts = [f"{counts[s]:,} {s}" for s in FileState if counts[s]]
     return " · ".join(parts) or "no files yet"
 
 
@@ -138,12 +138,12 @@ class FileReport(QDialog):
         for f in status.files:
             sentences = QStandardItem()
             sentences.setData(int(f.sentences or 0), Qt.ItemDataRole.DisplayRole)
-            self.model.appendRow([QStandardItem(f.status), QStandardItem(readable(f.path)), sentences,
+            self.model.appendRow([QStandardItem(f.status.value), QStandardItem(readable(f.path)), sentences,
                                   QStandardItem(f.reason or "")])
         self.proxy = _FileFilter(self)
         self.proxy.setSourceModel(self.model)
         self.status_filter = QComboBox(self)
-        self.status_filter.addItems(["all", "indexed", "skipped", "failed"])
+        self.status_filter.addItems(["all", *(s.value for s in FileState)])
         self.status_filter.currentTextChanged.connect(self._filter)
         self.text_filter = QLineEdit(self)
         self.text_filter.setPlaceholderText("Filter by path or reason")

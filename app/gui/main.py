@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.output import print_line
+from engine.filestate import FileState
 
 if TYPE_CHECKING:
     from app.gui.settings import Settings
@@ -165,7 +166,7 @@ def selftest(folder: Path, query: str | None, screenshot: Path | None) -> int:
         window.add_paths([str(folder)])
         status = _wait(window.controller.status_ready, SELFTEST_TIMEOUT_S,
                        until=lambda s: s is not None and not window.controller.busy)
-        indexed = [f for f in status[0].files if f.status == "indexed"] if status else []
+        indexed = [f for f in status[0].files if f.status == FileState.INDEXED] if status else []
         if not indexed:
             print(f"selftest: nothing indexed from {folder}" + (f": {errors[-1]}" if errors else ""), file=sys.stderr)
             window.close()

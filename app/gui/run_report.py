@@ -11,10 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from engine.filestate import FileState
+
 if TYPE_CHECKING:
     from engine import IndexReport, IndexStatus
 
-Problem = tuple[str, str, str]  # path, status ("skipped", "failed", "indexed" when only in part), reason
+Problem = tuple[str, FileState, str]  # path, state (skipped, failed, or indexed when only in part), reason
 
 
 def counted(n: int, noun: str) -> str:
@@ -25,7 +27,7 @@ def counted(n: int, noun: str) -> str:
 def problems_of(status: IndexStatus) -> frozenset[Problem]:
     """The files of ``status`` that are not indexed, or only in part, and why (``status.files`` must be listed)."""
     return frozenset((f.path, f.status, f.reason or "") for f in status.files
-                     if f.status != "indexed" or f.reason)
+                     if f.status != FileState.INDEXED or f.reason)
 
 
 def run_message(report: IndexReport, announced: Iterable[Problem]) -> tuple[str, frozenset[Problem]]:
@@ -40,7 +42,7 @@ def run_message(report: IndexReport, announced: Iterable[Problem]) -> tuple[str,
                      f"in {report.seconds:.1f} s")
     if report.removed:
         parts.append(f"{counted(report.removed, 'deleted file')} left the index")
-    cut = sum(status == "indexed" for _, status, _ in new)  # indexed up to a limit, the rest left out
+    cut = sum(status == FileState.INDEXED for _, status, _ in new)  # indexed up to a limit, the rest left out
     if len(new) > cut:
         parts.append(f"{counted(len(new) - cut, 'file')} not indexed (see File report)")
     if cut:

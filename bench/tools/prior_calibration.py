@@ -25,6 +25,7 @@ from engine import Index  # noqa: E402
 from engine.eval.report import portable  # noqa: E402
 from engine.resources import resource_path  # noqa: E402
 from engine.search.calibration import PRIOR_FOLDER, Calibration  # noqa: E402
+from engine.store.meta import PerMethod  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -36,7 +37,7 @@ def measure(corpus: Path, files: int, method: str, work: Path) -> tuple[Calibrat
     try:
         index.add([work / "docs"])
         status = index.status()
-        stored = index.store.get_meta(f"calibration:{method}")
+        stored = index.store.meta.get(PerMethod.CALIBRATION.of(method))
     finally:
         index.close()
     if not stored:

@@ -22,7 +22,7 @@ def calibrate(folder: Path, shards: Sequence[Path], method: str) -> Calibration 
     ``folder``."""
     indexes = [Index(shard, create=False) for shard in shards]
     try:
-        counts = [index.store.sentence_count() for index in indexes]
+        counts = [index.store.sentences.count() for index in indexes]
         total = sum(counts)
         parts = [sample(index.store, method, math.ceil(sample_size() * n / total)) for index, n in
                  zip(indexes, counts) if n]

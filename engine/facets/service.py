@@ -13,13 +13,13 @@ from engine.errors import MethodUnavailableError
 from engine.facets.extract import FacetSet, context_words, empty, facets_of_words, unpack
 from engine.facets.space import FacetSpace
 from engine.store.database import Store
+from engine.store.meta import Key
 from engine.store.sentences import SentenceRow
 
 log = logging.getLogger(__name__)
 
 _SPACES: dict[str, FacetSpace] = {}
 # Meta key naming the static model the stored facets were computed with.
-FACETS_MODEL_KEY = "facets_model"
 
 
 def load_space() -> FacetSpace | None:
@@ -48,10 +48,10 @@ class FacetWriter:
     def __init__(self, store: Store, space: FacetSpace) -> None:
         self.store, self.space = store, space
         fingerprint = space.embedder.fingerprint
-        if store.get_meta(FACETS_MODEL_KEY) != fingerprint:
-            store.clear_facets()  # computed in another model's word space: meaningless now
+        if store.meta.get(Key.FACETS_MODEL) != fingerprint:
+            store.facets.clear()  # computed in another model's word space: meaningless now
             with store.transaction():
-                store.set_meta(FACETS_MODEL_KEY, fingerprint)
+                store.meta.put(Key.FACETS_MODEL, fingerprint)
 
     @classmethod
     def open(cls, store: Store) -> FacetWriter | None:
@@ -64,14 +64,14 @@ def facets_of_sentences(store: Store, space: FacetSpace, rows: Sequence[Sentence
     """Facets of sentence rows: stored ones, or computed from the sentence and its neighbours when missing
     (sentences indexed before facets existed, or while the static model was unavailable). The missing ones are
     computed together, in one pass over their neighbourhoods: one pass per sentence cost milliseconds each."""
-    stored = store.facets([r.id for r in rows])
+    stored = store.facets.read([r.id for r in rows])
     texts: list[str] = []
     owner: list[int] = []  # which row's neighbourhood each text is in: neighbourhoods never share words
     at: list[int | None] = []  # each missing row's place among ``texts``; None: no longer in the index
     for i, row in enumerate(rows):
         if row.id in stored:
             continue
-        around = store.neighbours(row.doc_id, row.ordinal, 1)
+        around = store.sentences.neighbours(row.doc_id, row.ordinal, 1)
         position = next((j for j, n in enumerate(around) if n.id == row.id), None)
         at.append(None if position is None else len(texts) + position)  # None: re-indexed since the search
         texts.extend(n.text for n in around)

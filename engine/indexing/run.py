@@ -1,7 +1,7 @@
 """One indexing run (``Index.add``): plan which files to read, read them in workers, embed and write in batches.
 
 The run talks to its index through :class:`RunHost`, the part of :class:`engine.index.Index` it needs (its store and
-configuration, its vector index, the method's centre and calibration), so that it sits below the facade
+configuration, its vector index, its methods' records), so that it sits below the facade
 (tests/test_layers.py) and the facade's private state stays its own.
 """
 
@@ -22,6 +22,8 @@ from engine.embed.base import Embedder
 from engine.embed.static import StaticEmbedder
 from engine.errors import CancelFlag, ReadError
 from engine.facets.service import FacetWriter
+from engine.filestate import FileState
+from engine.indexing.methods import Methods
 from engine.indexing.openings import read_openings
 from engine.indexing.prepare import StaticPreparer
 from engine.ingest.archive import is_archive, members
@@ -58,7 +60,7 @@ class FileIssue:
     """A file that is not (fully) searchable, and why."""
 
     path: str
-    status: str
+    status: FileState
     reason: str
 
 
@@ -67,17 +69,10 @@ class RunHost(Protocol):
 
     store: Store
     config: IndexConfig
+    methods: Methods
 
     def vector_index(self, embedder: Embedder, *, load: bool = True) -> VectorIndex:
         """The index's vectors of ``embedder``'s method (its graph, or the rows scanned exactly)."""
-        ...
-
-    def centre_first_batch(self, embedder: Embedder, vectors: np.ndarray) -> tuple[Embedder, np.ndarray]:
-        """For a centring method, fix the centre on the first batch; the embedder and vectors to use."""
-        ...
-
-    def calibrate(self, embedder: Embedder, *, force: bool = False) -> None:
-        """Measure the random-pair cosine distribution again when the index changed enough."""
         ...
 
 
@@ -179,7 +174,7 @@ class IndexingRun:
         found: set[str] = set()
         jobs: dict[str, tuple[str, str | None]] = {}  # by path: a path planned twice is read once
         # every record under the roots in one read, rather than one query per file walked
-        known = {d.path: d for r in roots for d in self.store.documents(r)}
+        known = {d.path: d for r in roots for d in self.store.documents.listing(r)}
         for item in walk([Path(r) for r in roots], rules):
             path = str(item.path)
             if item.problem == "not found" or (self.keep is not None and not self.keep(path)):
@@ -210,12 +205,12 @@ class IndexingRun:
         # a failed file is read again even if its bytes are the same: the cause may have been passing; so is one left
         # unread for want of Tesseract, once it is installed
         same = record is not None and record.size == size and record.mtime == mtime
-        if record and same and record.status != "failed" and not ocr.now_readable(record.reason):
+        if record and same and record.status != FileState.FAILED and not ocr.now_readable(record.reason):
             self.unchanged += 1
-            if (record.status != "indexed" or record.reason) and not ocr.quiet(record.reason):
+            if (record.status != FileState.INDEXED or record.reason) and not ocr.quiet(record.reason):
                 self.issues.append(FileIssue(path, record.status, record.reason or ""))
             return None
-        return path, record.hash if record and record.status != "failed" and not same else None
+        return path, record.hash if record and record.status != FileState.FAILED and not same else None
 
     def _files_of(self, path: Path, rules: IgnoreRules, found: set[str]) -> list[tuple[str, int, float]]:
         """(path, size, time) of the documents a file walked holds: itself, or an archive's members. A file gone
@@ -243,14 +238,14 @@ class IndexingRun:
             self._unindexed(Extracted(str(archive), st.st_size, st.st_mtime, "", status=e.status, reason=e.reason))
             return []
         if note:
-            self._unindexed(Extracted(str(archive), st.st_size, st.st_mtime, "", status="skipped", reason=note))
+            self._unindexed(Extracted(str(archive), st.st_size, st.st_mtime, "", status=FileState.SKIPPED, reason=note))
         else:
             found.discard(str(archive))
         return [(m.path, m.size, m.mtime) for m in listed]
 
     def _take(self, outcome: Extracted) -> None:
         if outcome.unchanged:
-            self.store.touch(outcome.path, outcome.size, outcome.mtime)
+            self.store.documents.touch(outcome.path, outcome.size, outcome.mtime)
             self.unchanged += 1
         elif outcome.document is None:
             self._unindexed(outcome)
@@ -283,7 +278,7 @@ class IndexingRun:
             vectors, made = context.embed_ids(self.embedder, *_joined(words), sizes)  # the readers tokenised
         else:
             vectors, made = context.encode(self.embedder, [s.text for d in docs for s in d.sentences], sizes)
-            self.embedder, vectors = self.index.centre_first_batch(self.embedder, vectors)
+            self.embedder, vectors = self.index.methods.centre_first_batch(self.embedder, vectors)
         docs = _carrying_hashes(docs, made)
         facets = [o.facets for o in outcomes] if self.facets is not None else None
         graph = self.vectors  # opened before the batch is written, which it would otherwise read back (or compute)
@@ -298,7 +293,7 @@ class IndexingRun:
         self.sentences += int(new_ids.size)
 
     def _generation(self) -> int:
-        return int(self.store.get_meta("generation", 0))
+        return self.store.meta.generation()
 
     def _save(self) -> None:
         generation = self._generation()
@@ -315,9 +310,9 @@ class IndexingRun:
         if not self.cancelled:  # a stopped run stops now; the next one compacts
             # while the graph takes in the last batches on its own threads
             self._report("saving", None)
-            self.store.compact_word_index()
+            self.store.words.compact()
         self._save()
-        self.index.calibrate(self.embedder)
+        self.index.methods.calibrate(self.embedder, self.index.vector_index(self.embedder, load=False))
         if not self.cancelled:
             read_openings(self.store, self.cancel, self._report_openings)
         self._report("done", None)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from engine.errors import ReadError
+from engine.filestate import FileState
 from engine.ingest import mail
 from engine.ingest.documents import Listed
 from engine.ingest.readers.base import Limits
@@ -175,7 +176,7 @@ def _member_errors(archive: Path) -> Iterator[None]:
     try:
         yield
     except KeyError as e:
-        raise ReadError("no longer in its archive", status="skipped") from e
+        raise ReadError("no longer in its archive", status=FileState.SKIPPED) from e
     except ReadError:
         raise
     except _DAMAGE as e:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from engine.errors import ReadError
+from engine.filestate import FileState
 from engine.ingest.readers.base import Limits
 from engine.ingest.readers.guard import megabytes
 
@@ -198,5 +199,5 @@ def within_budget(limits: Limits, kill: bool, read: Callable[[], T], what: str =
             except OverBudget:
                 continue
     if over:
-        raise ReadError(over_budget_reason(limits.read_seconds), status="skipped")
+        raise ReadError(over_budget_reason(limits.read_seconds), status=FileState.SKIPPED)
     return result

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.errors import ReadError
+from engine.filestate import FileState
 from engine.ingest import readers
 from engine.ingest.archive import describe, member_of, unpacked
 from engine.ingest.documents import NewDocument, SentenceRecord
@@ -53,7 +54,7 @@ class Extracted:
     mtime: float
     hash: str
     document: NewDocument | None = None
-    status: str = "indexed"
+    status: FileState = FileState.INDEXED
     reason: str | None = None
     unchanged: bool = False
     # what the static model makes of the document, when the readers prepared it (``engine.indexing.prepare``): its
@@ -150,7 +151,7 @@ def extract(path_str: str, limits: Limits, known_hash: str | None = None) -> Ext
         return Extracted(path_str, st.st_size, st.st_mtime, "", status=e.status, reason=e.reason)
     except OSError as e:
         why = "permission denied" if isinstance(e, PermissionError) else f"cannot read: {e.strerror or e}"
-        return Extracted(path_str, 0, 0.0, "", status="failed", reason=why)
+        return Extracted(path_str, 0, 0.0, "", status=FileState.FAILED, reason=why)
     if known_hash is not None and digest == known_hash:
         return Extracted(path_str, st.st_size, st.st_mtime, digest, unchanged=True)
     try:
@@ -160,7 +161,7 @@ def extract(path_str: str, limits: Limits, known_hash: str | None = None) -> Ext
     # one sentence past the limit tells a document at the limit from one cut at it
     sentences = sentences_of(doc, limits.max_sentences + 1)
     if not sentences:
-        return Extracted(path_str, st.st_size, st.st_mtime, digest, status="skipped", reason="no text found")
+        return Extracted(path_str, st.st_size, st.st_mtime, digest, status=FileState.SKIPPED, reason="no text found")
     reason = doc.note  # read in part or guessed (an e-mail header that could not be decoded)
     if len(sentences) > limits.max_sentences:
         sentences = sentences[: limits.max_sentences]

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, Any, cast
 
 from engine.errors import ReadError
+from engine.filestate import FileState
 from engine.ingest.documents import Listed
 from engine.ingest.readers import BINARY_EXTENSIONS, reader_for_extension
 from engine.ingest.readers.base import Limits
@@ -110,7 +111,7 @@ def _message_bytes(box: Path, name: str, limits: Limits) -> bytes:
         size = _length(f)
         if size > limits.max_file_bytes:
             raise ReadError(f"too large: a message of {megabytes(size)} MB, over the "
-                            f"{megabytes(limits.max_file_bytes)} MB limit", status="skipped")
+                            f"{megabytes(limits.max_file_bytes)} MB limit", status=FileState.SKIPPED)
         return f.read()
 
 

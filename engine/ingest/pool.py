@@ -29,6 +29,7 @@ from typing import Protocol
 from filelock import FileLock, Timeout
 
 from engine.errors import ReadError, ReaderStartError
+from engine.filestate import FileState
 from engine.ingest.budget import last_words, last_words_to, within_budget
 from engine.ingest.extract import Extracted, extract
 from engine.ingest.readers import isolated
@@ -290,7 +291,7 @@ def _read_within(reader: Reader, path: str, limits: Limits, known: str | None, k
         return _declined(path, e.status, e.reason)
 
 
-def _declined(path: str, status: str, reason: str) -> Extracted:
+def _declined(path: str, status: FileState, reason: str) -> Extracted:
     """The outcome for a file the pool gave up on; its size and time are kept, so that an unchanged file is not read
     again by the next run."""
     try:
@@ -440,6 +441,6 @@ def _ended(path: str, why: str | None) -> Extracted:
     """The outcome for a file whose reader process ended while reading it; ``why``: what its watchdog said."""
     if why:
         log.error("reading %s was stopped: %s", path, why)
-        return _declined(path, "skipped", why)
+        return _declined(path, FileState.SKIPPED, why)
     log.error("reader crashed on %s", path)
-    return Extracted(path, 0, 0.0, "", status="failed", reason="the reader crashed on this file")
+    return Extracted(path, 0, 0.0, "", status=FileState.FAILED, reason="the reader crashed on this file")

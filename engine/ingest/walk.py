@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pathspec
 
+from engine.filestate import FileState
+
 log = logging.getLogger(__name__)
 
 # Never worth indexing: version-control internals, dependency trees, caches and build output of common tools.
@@ -26,8 +28,8 @@ class Found:
 
     path: Path
     problem: str | None = None
-    # "failed" for what could not be looked at, "skipped" for what is left out on purpose (a second path)
-    status: str = "failed"
+    # failed: what could not be looked at; skipped: what is left out on purpose (a second path)
+    status: FileState = FileState.FAILED
 
 
 class IgnoreRules:
@@ -92,7 +94,8 @@ def _walk_dir(
         log.info("skipping %s: already visited (symbolic link loop or second path)", folder)
         if folder.is_symlink():
             # recorded, so that `status` says why nothing under this link was indexed
-            yield Found(folder, "symbolic link to a folder already indexed (link loop or second path)", "skipped")
+            yield Found(folder, "symbolic link to a folder already indexed (link loop or second path)",
+                        FileState.SKIPPED)
         return
     seen.add(key)
     try:
@@ -113,7 +116,7 @@ def _walk_dir(
         if rules.ignored(relative, entry.name, is_dir):
             continue
         if (is_dir or is_file) and entry.is_symlink() and not _within(os.path.realpath(path), inside):
-            yield Found(path, "symbolic link leads outside the indexed folder", "skipped")
+            yield Found(path, "symbolic link leads outside the indexed folder", FileState.SKIPPED)
             continue
         if is_dir and not is_maildir(path):
             yield from _walk_dir(root, path, rules, seen, inside)
@@ -128,11 +131,11 @@ def _walk_dir(
                 yield Found(path)
         elif entry.is_symlink():
             if os.path.exists(path):
-                yield Found(path, "not a regular file (a symbolic link to a device, pipe or socket)", "skipped")
+                yield Found(path, "not a regular file (a symbolic link to a device, pipe or socket)", FileState.SKIPPED)
             else:
                 yield Found(path, "broken symbolic link")
         else:  # recorded, so that `status` accounts for every entry of the folder
-            yield Found(path, f"not a regular file ({_kind(entry)})", "skipped")
+            yield Found(path, f"not a regular file ({_kind(entry)})", FileState.SKIPPED)
 
 
 def _kind(entry: os.DirEntry) -> str:

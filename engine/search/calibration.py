@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 CALIBRATION_PAIRS = 20_000
 PAIR_SLICE = 2048  # pairs scored at a time (calibrate)
-# (ids, vectors) of the sentence ids asked for: ``Store.vectors`` of a method, or what a writer holds in memory
+# (ids, vectors) of the sentence ids asked for: ``store.vectors.read`` of a method, or what a writer holds in memory
 Reader = Callable[[list[int]], tuple[np.ndarray, np.ndarray]]
 # Percentiles stored: the body coarsely, the upper tail finely (that is where thresholds live).
 _PROBS = np.concatenate([np.linspace(0.0, 0.99, 100), np.linspace(0.991, 0.9999, 20)])
@@ -110,11 +110,11 @@ class Sample:
 def sample(store: Store, method: str, size: int, *, seed: int = 0, read: Reader | None = None) -> Sample:
     """Up to ``size`` random sentences of the index that have ``method``'s vectors.
 
-    ``read`` gives (ids, vectors) of sentence ids, by default ``store.vectors``: a writer that holds the vectors in
+    ``read`` gives (ids, vectors) of sentence ids, by default ``store.vectors.read``: a writer that holds the vectors in
     memory (its graph or exact rows) passes its own reader, rather than have the static ones computed again."""
-    ids = store.random_sentence_ids(size, seed=seed)
-    found, vectors = (read or functools.partial(store.vectors, method))(ids.tolist())
-    hashes, docs = store.hashes_and_documents(found.tolist())
+    ids = store.sentences.random_ids(size, seed=seed)
+    found, vectors = (read or functools.partial(store.vectors.read, method))(ids.tolist())
+    hashes, docs = store.sentences.hashes_and_documents(found.tolist())
     return Sample(vectors, hashes, docs)
 
 
@@ -127,7 +127,7 @@ def calibrate(store: Store, method: str, *, pairs: int = CALIBRATION_PAIRS, seed
               read: Reader | None = None) -> Calibration | None:
     """Sample random sentence pairs of the index and record their cosine quantiles (None for tiny indexes); ``read``
     as for :func:`sample`."""
-    if store.sentence_count() < MIN_SENTENCES:
+    if store.sentences.count() < MIN_SENTENCES:
         return None
     return from_sample(sample(store, method, sample_size(pairs), seed=seed, read=read), method, pairs=pairs, seed=seed)
 

@@ -78,7 +78,7 @@ def weigh_meaning(store: Store, vectors: SentenceVectors, docs: dict[int, Candid
     if query_vectors is None or mode is Mode.LEXICAL:
         return
     pool = [d for d in docs.values() if mode is Mode.HYBRID or d.sem_sentence is not None]
-    spans = store.sentence_spans([d.doc_id for d in pool])
+    spans = store.sentences.spans([d.doc_id for d in pool])
     ids, found = vectors.vectors(meaning.sentences_to_score(spans))
     scores = meaning.document_meaning(query_vectors.mean(axis=0), ids, found, spans,
                                       {sid for d in pool for sid in d.repeated}, BOILERPLATE_PENALTY)

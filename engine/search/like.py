@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.errors import ConfigError, QueryError, ReadError
+from engine.filestate import FileState
 from engine.ingest import readers
 from engine.ingest.extract import sentences_of
 from engine.search.query import MAX_QUERY_CHARS, MAX_QUERY_SENTENCES
@@ -105,7 +106,7 @@ def like_query(store: Store, source: LikeSource) -> LikeQuery:
     """
     record = _document(store, source.path)
     name = Path(record.path).name
-    rows = store.document_sentences(record.id)
+    rows = store.sentences.of_document(record.id)
     if not rows:
         raise QueryError(f"{record.path} holds no sentences to compare with; it may be empty")
     if source.sentence is not None:
@@ -116,7 +117,7 @@ def like_query(store: Store, source: LikeSource) -> LikeQuery:
         picked = spread([r.text for r in rows])
     # a sentence longer than the searcher takes (a table flattened into one line) is cut, not refused
     text = SEPARATOR.join(picked)[:MAX_QUERY_CHARS]
-    copies = store.duplicates_of(record.hash) if record.hash is not None else []
+    copies = store.documents.duplicates_of(record.hash) if record.hash is not None else []
     exclude = tuple(dict.fromkeys([record.path, *copies]))
     log.debug("like %s: %d sentences, %d characters, leaving out %s", source, len(picked), len(text), exclude)
     return LikeQuery(source, record.path, text, exclude)
@@ -145,7 +146,7 @@ def query_from_file(path: Path) -> str:
     """
     sentences = [s.text for s in sentences_of(readers.read(path))]
     if not sentences:
-        raise ReadError("no text found", status="skipped")
+        raise ReadError("no text found", status=FileState.SKIPPED)
     return SEPARATOR.join(spread(sentences))
 
 
@@ -153,13 +154,13 @@ def _document(store: Store, path: str) -> DocumentRecord:
     """The indexed record of ``path``, as given or made absolute (the index keeps absolute paths, symlinks not
     followed) or with symlinks resolved (as the app names dropped files)."""
     candidates = dict.fromkeys([path, os.path.abspath(path), str(Path(path).resolve())])
-    record = next((r for r in map(store.document, candidates) if r is not None), None)
+    record = next((r for r in map(store.documents.get, candidates) if r is not None), None)
     if record is None:
         raise QueryError(
             f"{path} is not in the index: index it first (`quire index {path}`), "
             "or give the path of an indexed file (`quire status --files` lists them)"
         )
-    if record.status != "indexed":
+    if record.status != FileState.INDEXED:
         reason = f" ({record.reason})" if record.reason else ""
         raise QueryError(f"{record.path} was {record.status}{reason} when indexed, so it has no sentences "
                          "to compare with")

@@ -75,7 +75,7 @@ class PassageChooser:
     def candidate_sentences(self, docs: Sequence[Candidate]) -> dict[int, list[SentenceRow]]:
         """The sentences each document may be shown by (see :func:`_candidate_rows`), read for all of ``docs`` at
         once; their best semantic sentences' rows are filled in on the way."""
-        rows = self.store.sentences_by_id([d.sem_sentence for d in docs if d.sem_sentence is not None])
+        rows = self.store.sentences.by_ids([d.sem_sentence for d in docs if d.sem_sentence is not None])
         for doc in docs:
             doc.sem_row = rows.get(doc.sem_sentence) if doc.sem_sentence is not None else None
             if doc.sem_row is None:
@@ -84,14 +84,14 @@ class PassageChooser:
                 doc.span_rows = self._pooled_with(doc.sem_row)
             elif _heads_section(doc.sem_row.text):
                 doc.span_rows = self._section_sentences(doc.sem_row)
-        passages = self.store.sentences_of_passages(
+        passages = self.store.sentences.of_passages(
             [p for d in docs if d.lex_passage is not None for p in [d.lex_passage, *d.lex_more]])
         return {d.doc_id: _candidate_rows(d, passages) for d in docs}
 
     def _pooled_with(self, row: SentenceRow) -> list[SentenceRow]:
         """The sentences a short line may have been embedded with (those around it within a span), short ones left
         out: a heading found by its section's meaning is shown by the section's sentence that says it."""
-        near = [r for r in self.store.neighbours(row.doc_id, row.ordinal, context.MAX_SPAN - 1) if r.id != row.id]
+        near = [r for r in self.store.sentences.neighbours(row.doc_id, row.ordinal, context.MAX_SPAN - 1) if r.id != row.id]
         return [r for r, short in zip(near, context.is_short(context.word_counts([r.text for r in near]))) if not short]
 
     def _section_sentences(self, row: SentenceRow) -> list[SentenceRow]:
@@ -99,7 +99,7 @@ class PassageChooser:
         next heading) that say something (:func:`_says_something`): it is shown by the one most similar to the
         query, as a short line is, for a heading's few words lift its cosine above the sentences that say what it
         names (see :func:`_best_sentence`)."""
-        near = self.store.neighbours(row.doc_id, row.ordinal, context.MAX_SPAN - 1)
+        near = self.store.sentences.neighbours(row.doc_id, row.ordinal, context.MAX_SPAN - 1)
         after = (r for r in near if r.ordinal > row.ordinal)
         section = itertools.takewhile(lambda r: not _heads_section(r.text), after)
         return [r for r in section if _says_something(r.text)]
@@ -107,7 +107,7 @@ class PassageChooser:
     def choose(self, part: Sequence[Candidate], query: Query, candidates: CandidateSentences) -> list[ChosenPassage]:
         """The passage of each document of ``part`` of the ranking, in order; documents deleted while ranking are
         left out. ``candidates`` gains the candidate sentences of ``part``."""
-        meta = self.store.documents_by_id([d.doc_id for d in part])
+        meta = self.store.documents.by_ids([d.doc_id for d in part])
         candidates.read(part)
         rows_by_id = {c.id: c for d in part for c in candidates[d.doc_id]}
         found = dict(zip(rows_by_id, T.stems_found([c.text for c in rows_by_id.values()], query.stem_set)))

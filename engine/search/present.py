@@ -122,7 +122,7 @@ def explain(store: Store, facets: FacetSpace | None, query: str, results: Sequen
 
 
 def _with_context(store: Store, result: SearchResult, row: SentenceRow) -> SearchResult:
-    neighbours = store.neighbours(row.doc_id, row.ordinal, CONTEXT_RADIUS)
+    neighbours = store.sentences.neighbours(row.doc_id, row.ordinal, CONTEXT_RADIUS)
     return replace(
         result,
         context_before=tuple(n.text for n in neighbours if n.ordinal < row.ordinal),
@@ -142,7 +142,7 @@ def _absent_phrase(store: Store, phrase: str, df: dict[str, int]) -> bool:
     if not all(df.get(t.stem, 0) for t in T.query_terms(phrase)):
         return False  # its missing words are named already
     match = T.fts_expression([phrase], [])
-    return match is not None and not store.bm25(match, 1)
+    return match is not None and not store.words.fts_bm25(match, 1)
 
 
 def ranking_cut(mode: Mode, vectors: VectorIndex | None, df: dict[str, int], depth: int) -> bool:

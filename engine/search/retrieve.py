@@ -48,7 +48,7 @@ CANDIDATES = 200
 FILTERED_CANDIDATES = 10 * CANDIDATES
 # Quoted phrases are scored by FTS5 (the word index keeps no positions), as is every query on an index whose word index
 # is not built yet. FTS5's bm25() costs ~2.5 us per matching passage, so a scan expected to score more passages than
-# this is split over the cores (Store.bm25's parts): about 5 ms of bm25() on one core, where handing parts to threads
+# this is split over the cores (Words.fts_bm25's parts): about 5 ms of bm25() on one core, where handing parts to threads
 # costs well under a millisecond.
 LEXICAL_SPLIT_PASSAGES = 2_000
 # Hybrid queries that may rank their words at the same time (one per search thread the app and tools run).
@@ -146,8 +146,8 @@ class Retriever:
                 hits[sid] = hits.get(sid, 0.0) + sim / vectors.shape[0]
                 if rank < CANDIDATES:
                     near[sid] = near.get(sid, 0.0) + sim / vectors.shape[0]
-        keys = self.store.sentence_keys(list(hits), up_to=BOILERPLATE_DOCS)
-        documents = max(1, self.collection.documents if self.collection else self.store.indexed_count())
+        keys = self.store.sentences.keys(list(hits), up_to=BOILERPLATE_DOCS)
+        documents = max(1, self.collection.documents if self.collection else self.store.documents.indexed_count())
         for sid, sim in hits.items():
             if sid not in keys:
                 continue  # deleted since the graph was saved
@@ -168,12 +168,12 @@ class Retriever:
             known = self.collection.words.frequencies
             df = {s: known[s] for s in stems if known.get(s)}
         else:
-            df = self.store.term_document_frequencies(list(stems))
+            df = self.store.words.frequencies(list(stems))
         near, deeper = best_passages(ranked[:CANDIDATES]), best_passages(ranked[CANDIDATES:])
-        space = self.facets if expand and words and self.store.word_index_ready() else None
+        space = self.facets if expand and words and self.store.words.ready() else None
         near_words = related.related_words(space, words, df) if space else {}
         # read here, beside the graph search, and scored once the documents are known (:meth:`weigh_related`)
-        postings = self.store.word_postings(list(near_words)) if near_words else None
+        postings = self.store.words.postings(list(near_words)) if near_words else None
         return WordMatches(stems, df, near, deeper, ranked, near_words, postings)
 
     def weigh_related(self, docs: dict[int, Candidate], found: WordMatches) -> None:
@@ -182,7 +182,7 @@ class Retriever:
         filters reads, for the documents it finds: decision 0011) and for the related words what it holds. Only the
         documents found are scored: related words rank them, and find none of their own."""
         within = np.fromiter(docs, dtype=np.int64, count=len(docs))
-        scored = self.store.word_scores(list(found.related), None, None,
+        scored = self.store.words.scores(list(found.related), None, None,
                                         self.collection.words if self.collection else None,
                                         weights=list(found.related.values()), within=within, read=found.postings)
         if not scored.passages.size:
@@ -209,23 +209,23 @@ class Retriever:
         """
         if not phrases and not words:
             return []
-        if not self.store.word_index_ready():
+        if not self.store.words.ready():
             match = T.fts_expression(phrases, words)
             assert match is not None  # there are phrases or words
-            return self.store.bm25(match, depth, parts=self._scan_parts(phrases, words))
+            return self.store.words.fts_bm25(match, depth, parts=self._scan_parts(phrases, words))
         added = None
         if phrases:
             match = T.fts_expression(phrases, [])
             assert match is not None  # there are phrases
-            rows = self.store.bm25(match, None, parts=self._scan_parts(phrases, []))
+            rows = self.store.words.fts_bm25(match, None, parts=self._scan_parts(phrases, []))
             added = (np.array([r[0] for r in rows], dtype=np.int64), np.array([r[2] for r in rows]))
-        return self.store.word_bm25([t.stem for t in words], depth, added,
+        return self.store.words.bm25([t.stem for t in words], depth, added,
                                     self.collection.words if self.collection else None)
 
     def _scan_parts(self, phrases: list[str], words: list[T.Term]) -> int:
         """How many parts an FTS5 scan of ``phrases`` and ``words`` is split into: it scores at most every passage
         of each word and of each phrase's rarest word."""
-        df = self.store.term_document_frequencies([t.stem for p in phrases for t in T.query_terms(p)] +
+        df = self.store.words.frequencies([t.stem for p in phrases for t in T.query_terms(p)] +
                                                   [t.stem for t in words])
         bound = sum(min((df.get(t.stem, 0) for t in T.query_terms(p)), default=0) for p in phrases)
         matching = bound + sum(df.get(t.stem, 0) for t in words)

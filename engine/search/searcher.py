@@ -173,7 +173,7 @@ class Searcher:
         return prior(embed_context.fingerprint(self.embedder))
 
     def _sentences(self) -> int:
-        return self.collection.sentences if self.collection else self.store.sentence_count()
+        return self.collection.sentences if self.collection else self.store.sentences.count()
 
     def _rank(self, text: str, mode: Mode, found: Retrieved, notes: list[str], exclude: Collection[str],
               within: Filters, depth: int) -> tuple[Query, fusion.Ranking]:
@@ -185,7 +185,7 @@ class Searcher:
         relating = word_thread().submit(self.retriever.weigh_related, dict(docs), words) if words.related else None
         with running_beside(relating):
             docs, reference = self._filtered(docs, exclude, within, notes)
-            passages = self.collection.words.passages if self.collection else self.store.passage_count()
+            passages = self.collection.words.passages if self.collection else self.store.sentences.passage_count()
             idf = word_idf(passages, words.stems, words.df)
             # stop words alone make no lexical case: in every passage, "the" held its query's every key word
             # (docs/decisions/0017-stop-words-alone.md); a quoted phrase of them does
@@ -203,13 +203,13 @@ class Searcher:
         """The documents of ``docs`` that ``exclude`` and ``within`` let through, and the documents whose scores set
         the fusion's scales: those a search without filters reads (None without filters: all of them)."""
         for path in exclude:
-            record = self.store.document(path)
+            record = self.store.documents.get(path)
             if record is not None:
                 docs.pop(record.id, None)
         if not within:
             return docs, None
         reference = [d for d in docs.values() if d.unfiltered]
-        allowed = self.store.matching_documents(within)
+        allowed = self.store.documents.matching(within)
         if not allowed:
             notes.append(NOTHING_PASSES)
         return {doc_id: doc for doc_id, doc in docs.items() if doc_id in allowed}, reference

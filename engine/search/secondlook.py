@@ -74,7 +74,7 @@ class SecondLook:
 
     def opening(self, passage: ChosenPassage) -> str:
         """A document's title and first sentences (:func:`opening_text`)."""
-        first = [row.text for row in self.store.neighbours(passage.record.id, 0, OPENING_SENTENCES - 1)]
+        first = [row.text for row in self.store.sentences.neighbours(passage.record.id, 0, OPENING_SENTENCES - 1)]
         return opening_text(passage.record.title or "", first) or passage.best.text
 
 

@@ -32,7 +32,7 @@ class SentenceVectors:
         wanted = np.asarray(sentence_ids, dtype=np.int64)
         missing = wanted[:0] if ids.size == wanted.size else np.setdiff1d(wanted, ids)  # all found: the common case
         if missing.size:
-            more_ids, more = self.store.vectors(self.embedder.name, missing.tolist())
+            more_ids, more = self.store.vectors.read(self.embedder.name, missing.tolist())
             if more_ids.size:
                 ids, vectors = np.concatenate([ids, more_ids]), np.concatenate([vectors, more])
         return ids, vectors

@@ -99,8 +99,8 @@ def shortlist(word: str, vocabulary_: list[tuple[str, int]]) -> list[str]:
 
 def _spellings(store: Store, stems: list[str]) -> list[str]:
     """How the index's passages write ``stems``: the words with those stems in a few passages that hold each."""
-    holding = {stem: store.passages_holding(stem, SPELLINGS_FROM) for stem in stems}
-    sentences = store.sentences_of_passages([p for ids in holding.values() for p in ids])
+    holding = {stem: store.words.passages_holding(stem, SPELLINGS_FROM) for stem in stems}
+    sentences = store.sentences.of_passages([p for ids in holding.values() for p in ids])
     out: dict[str, None] = {}
     for stem, ids in holding.items():
         for passage in ids:
@@ -129,7 +129,7 @@ def correction(store: Store, word: str, language: WordTokenizer | None = None) -
     folded = T.fold(word)
     if len(folded) <= PREFIX or not folded.isalpha():
         return None
-    own = store.stems_from(folded[:PREFIX])
+    own = store.words.stems_from(folded[:PREFIX])
     if any(stem.startswith(folded) for stem, _ in own):
         # the start of a word the index holds: one being typed ("panca" of "pancakes" was offered "panda"), or cut
         # short ("vouch", offered "voucher"), not a misspelling of another
@@ -138,7 +138,7 @@ def correction(store: Store, word: str, language: WordTokenizer | None = None) -
     if found is None or (language is not None and not _known(language, found)):
         # maybe a typo among the first letters: the prefixes one deletion, swap or doubled letter away too, where the
         # word's own found nothing or only a word of no language (a large index holds its own misspellings)
-        near = [entry for prefix in _near_prefixes(folded) for entry in store.stems_from(prefix)]
+        near = [entry for prefix in _near_prefixes(folded) for entry in store.words.stems_from(prefix)]
         found = _closest(store, folded, own + near, language)
     if found is None:
         return None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
+from engine.filestate import FileState
 from engine.text.paths import to_column
 
 # The note of a filtered search that no indexed document passes (a type nothing indexed has): the window tells
@@ -36,7 +37,7 @@ def _any(clauses: list[str]) -> str:
 
 def matching_documents(conn: sqlite3.Connection, filters: Filters) -> frozenset[int]:
     """The ids of the indexed documents that ``filters`` lets through."""
-    where, params = ["status = 'indexed'"], []
+    where, params = [f"status = '{FileState.INDEXED}'"], []
     if filters.folders:
         clauses = []
         for folder in filters.folders:

@@ -25,6 +25,7 @@ from urllib.parse import quote
 
 from engine.errors import IndexDamagedError
 from engine.store.documents import roots
+from engine.store.meta import Key, PerMethod, stored_name
 
 log = logging.getLogger(__name__)
 
@@ -63,10 +64,6 @@ FULL_CHECK_DAYS = 7
 # A database at most this large has every page checked whenever it is opened, searches included (tens of
 # milliseconds; docs/decisions/0029).
 OPEN_CHECK_BYTES = 32 << 20
-# Meta keys: when every page was last checked (seconds since the epoch), and whether an indexing run is under way
-# (left set by one that was killed).
-CHECKED_META = "pages_checked_at"
-RUNNING_META = "run_in_progress"
 
 
 def cheap_problems(conn: sqlite3.Connection, version: int) -> list[str]:
@@ -104,11 +101,11 @@ def meta_problems(conn: sqlite3.Connection) -> list[str]:
             values[key] = json.loads(value)
         except (TypeError, ValueError):
             problems.append(f"the setting {key!r} is not readable ({str(value)[:40]!r})")
-    for key in ("schema_version", "generation"):
+    for key in (Key.SCHEMA_VERSION, Key.GENERATION):
         if key in values and (not isinstance(values[key], int) or isinstance(values[key], bool)):
             problems.append(f"the setting {key!r} is {values[key]!r}, not a number")
-    method = values.get("method")
-    if method is not None and (not isinstance(method, str) or f"fingerprint:{method}" not in values):
+    method = values.get(Key.METHOD)
+    if method is not None and (not isinstance(method, str) or stored_name(PerMethod.FINGERPRINT.of(method)) not in values):
         problems.append(f"the index's method {method!r} is not one it was embedded with")
     return problems
 

@@ -16,7 +16,6 @@ import numpy as np
 from engine.store import meta
 from engine.store.chunks import in_chunks
 
-KEY = "openings"
 DIM = 384
 
 
@@ -35,7 +34,7 @@ class Openings:
 
     def current(self) -> bool:
         """Whether the stored rows were read by ``reader``."""
-        return meta.get(self.conn, KEY) == self.reader
+        return meta.get(self.conn, meta.Key.OPENINGS) == self.reader
 
     def vectors(self, doc_ids: Sequence[int]) -> dict[int, np.ndarray]:
         """The stored opening vectors (float32) of those of ``doc_ids`` that have one ({} if read by another)."""
@@ -54,7 +53,7 @@ class Openings:
         dropped first (in the caller's transaction)."""
         if not self.current():
             self.conn.execute("DELETE FROM openings")
-            meta.put(self.conn, KEY, self.reader)
+            meta.put(self.conn, meta.Key.OPENINGS, self.reader)
         rows = self.conn.execute(
             "SELECT d.id, coalesce(d.title, '') FROM documents d WHERE d.status = 'indexed' AND d.sentences > 0 "
             "AND NOT EXISTS (SELECT 1 FROM openings o WHERE o.doc_id = d.id) ORDER BY d.id LIMIT ?", [limit])

@@ -62,7 +62,6 @@ PURGE_SHARE = 0.25
 # Counts beyond this are stored as this: BM25 saturates long before (k1 = 1.2).
 MAX_COUNT = np.iinfo(np.uint16).max
 # Meta key of an unfinished build over passages written before the word index existed: {"next": id, "last": id}.
-BACKFILL_META = "word_index_backfill"
 
 
 def create(db: sqlite_utils.Database) -> None:
@@ -87,7 +86,8 @@ def clear(db: sqlite_utils.Database) -> None:
 
 
 def plan_backfill(conn: sqlite3.Connection) -> dict | None:
-    """The passages an index made before the word index needs indexed (None: none), for :data:`BACKFILL_META`."""
+    """The passages an index made before the word index needs indexed (None: none), for
+    :attr:`engine.store.meta.Key.WORD_INDEX_BACKFILL`."""
     first, last = conn.execute("SELECT min(id), max(id) FROM passages").fetchone()
     return None if first is None else {"next": int(first), "last": int(last)}
 

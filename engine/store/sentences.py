@@ -8,10 +8,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import sqlite_utils
 
 from engine.ingest.documents import NewDocument
 from engine.store import postings
 from engine.store.chunks import in_chunks
+from engine.store.counts import Counts
 
 COUNT_SENTENCES = "SELECT count(*) FROM sentences"
 COUNT_PASSAGES = "SELECT count(*) FROM passages"
@@ -258,3 +260,64 @@ def passage_texts(conn: sqlite3.Connection, passage_ids: Sequence[int]) -> dict[
             chunk,
         ).fetchall())
     return out
+
+
+class Sentences:
+    """The sentences and passages of one index, read through its connection (the functions above, on it)."""
+
+    def __init__(self, db: sqlite_utils.Database, counts: Counts) -> None:
+        self._db, self._conn, self._counts = db, db.conn, counts
+
+    def count(self) -> int:
+        """Number of indexed sentences (kept between queries, as the other counts every query needs)."""
+        return self._counts.count("sentences", COUNT_SENTENCES)
+
+    def passage_count(self) -> int:
+        """Number of passages (the N of BM25's IDF)."""
+        return self._counts.count("passages", COUNT_PASSAGES)
+
+    def by_ids(self, ids: Sequence[int]) -> dict[int, SentenceRow]:
+        """Sentence rows keyed by id (ids not there left out)."""
+        return by_ids(self._conn, ids)
+
+    def hashes_and_documents(self, ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """(sentence hash, document id) of each sentence of ``ids``, in their order, as arrays: what the calibration
+        sample needs of thousands of sentences, without reading their text."""
+        return hashes_and_documents(self._conn, ids)
+
+    def keys(self, ids: Sequence[int], up_to: int) -> dict[int, tuple[int, int]]:
+        """(document id, number of documents holding the same sentence, counted up to ``up_to``) of sentences keyed
+        by id (:func:`keys`)."""
+        return keys(self._conn, ids, up_to)
+
+    def neighbours(self, doc_id: int, ordinal: int, radius: int) -> list[SentenceRow]:
+        """Sentences ``ordinal - radius`` .. ``ordinal + radius`` of a document, in order."""
+        return neighbours(self._conn, doc_id, ordinal, radius)
+
+    def of_document(self, doc_id: int) -> list[SentenceRow]:
+        """Every sentence row of one document, in order (what "more like this" picks its query from)."""
+        return of_document(self._conn, doc_id)
+
+    def spans(self, doc_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
+        """(first, last) sentence id of each of ``doc_ids`` that has sentences (:func:`spans`)."""
+        return spans(self._conn, doc_ids)
+
+    def random_ids(self, n: int, seed: int = 0) -> np.ndarray:
+        """Up to ``n`` sentence ids drawn uniformly (:func:`random_ids`), for calibration and the queries' null."""
+        if self.count() == 0:
+            return np.zeros(0, np.int64)
+        return random_ids(self._conn, n, seed)
+
+    def of_passages(self, passage_ids: Sequence[int]) -> dict[int, list[SentenceRow]]:
+        """Each passage's sentences in order, keyed by passage id (passages without sentences left out)."""
+        return of_passages(self._conn, passage_ids)
+
+    def passage_texts(self, passage_ids: Sequence[int]) -> dict[int, str]:
+        """Each passage's text as FTS5 was given it (its sentences joined by spaces), keyed by passage id."""
+        return passage_texts(self._conn, passage_ids)
+
+    def set_hashes(self, ids: np.ndarray, hashes: np.ndarray) -> None:
+        """Give sentences other hashes (a short line carries the hash of the sentence its vector stands for,
+        engine.embed.context), in one transaction."""
+        with self._db.atomic():
+            set_hashes(self._conn, ids, hashes)

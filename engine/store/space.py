@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.store import meta, postings
+from engine.store.meta import Key
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +25,6 @@ log = logging.getLogger(__name__)
 FTS_TABLE = "passages_fts"
 # Meta key set in the transaction that deletes passages and cleared once their words are purged from the file
 # (:func:`purge`): a run killed in between purges at the next removal or indexing run.
-PURGE_META = "words_to_purge"
 # PRAGMA auto_vacuum values.
 AUTO_VACUUM_NONE, AUTO_VACUUM_FULL, AUTO_VACUUM_INCREMENTAL = 0, 1, 2
 # A VACUUM copies every live page twice (into a temporary database, then back through the WAL) and needs that much
@@ -65,7 +65,7 @@ def reclaim(conn: sqlite3.Connection, path: Path) -> Reclaimed:
     with conn:
         # segments of the word index that are mostly deleted passages are rewritten (as an indexing run does)
         postings.merge(conn)
-        if meta.get(conn, PURGE_META) or free_share(conn) >= VACUUM_FREE_SHARE:
+        if meta.get(conn, Key.WORDS_TO_PURGE) or free_share(conn) >= VACUUM_FREE_SHARE:
             purge(conn)
     pages = conn.execute("PRAGMA page_count").fetchone()[0]
     free = conn.execute("PRAGMA freelist_count").fetchone()[0]
@@ -107,7 +107,7 @@ def purge(conn: sqlite3.Connection) -> None:
     """
     conn.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('optimize')")
     postings.purge(conn)
-    meta.delete(conn, PURGE_META)
+    meta.delete(conn, Key.WORDS_TO_PURGE)
 
 
 def free_share(conn: sqlite3.Connection) -> float:

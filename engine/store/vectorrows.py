@@ -119,9 +119,19 @@ class VectorRows:
         for table in self.tables():
             self._db.conn.execute(f"DELETE FROM [{table}] WHERE sentence_id BETWEEN ? AND ?", [first, last])
 
+    def add(self, method: str, ids: np.ndarray, vectors: np.ndarray) -> None:
+        """Store vectors for existing sentences (re-embedding with another method), in one transaction; nothing for a
+        method whose vectors are derived."""
+        table = self.table_to_write(method)
+        if table is None:
+            return
+        with self._db.atomic():
+            insert(self._db.conn, table, ids, vectors, replace=True)
+
     def drop(self, method: str) -> None:
-        """Remove a method's table (in the caller's transaction)."""
-        self._db.execute(f"DROP TABLE IF EXISTS [{schema.vector_table(method)}]")
+        """Remove a method's vectors (used when a method is abandoned or its vectors are stale)."""
+        with self._db.atomic():
+            self._db.execute(f"DROP TABLE IF EXISTS [{schema.vector_table(method)}]")
 
     def _derived_vectors(self, method: str, ids: Sequence[int] | None) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`read` of a derived method: the asked sentences with the sentences within ``reach`` of them, run

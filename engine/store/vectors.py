@@ -82,8 +82,8 @@ class VectorIndex:
         vectors, are not: that took minutes inside the first search. GraphUnavailableError says why, and the next
         indexing run repairs them (docs/decisions/0030-graph-repaired-by-the-indexer.md).
         """
-        generation = int(store.get_meta("generation", 0))
-        if store.sentence_count() < EXACT_BELOW:
+        generation = store.meta.generation()
+        if store.sentences.count() < EXACT_BELOW:
             self._load_exact(store)
             self._opened = True
             return
@@ -93,7 +93,7 @@ class VectorIndex:
         if info is None:
             self._refuse(repair, generation, "missing or damaged")
             log.warning("rebuilding the meanings index %s from the %d sentences in the database (it was missing or "
-                        "damaged); searches rank by words until it is saved", self.sidecar.stem, store.sentence_count())
+                        "damaged); searches rank by words until it is saved", self.sidecar.stem, store.sentences.count())
             self._rebuild(store)
         elif info.get("generation") != generation:
             log.info("vectors %s are behind the database; catching up", self.sidecar.stem)
@@ -130,9 +130,9 @@ class VectorIndex:
         was replaced, or files are left from an earlier form)."""
         if self._unsaved:
             return False
-        generation = int(store.get_meta("generation", 0))
+        generation = store.meta.generation()
         info = self._read_sidecar()
-        if (info is not None and bool(info.get("exact"))) != (store.sentence_count() < EXACT_BELOW):
+        if (info is not None and bool(info.get("exact"))) != (store.sentences.count() < EXACT_BELOW):
             return False
         if info is None or not self._same_vectors(info) or info.get("generation") != generation:
             return False
@@ -206,23 +206,23 @@ class VectorIndex:
         with self._lock:
             self._rows = None
             self._unsaved = True  # the sidecar, at least, may be older
-        for ids, vectors in store.vector_batches(self.method):
+        for ids, vectors in store.vectors.batches(self.method):
             self._insert(ids, vectors)
 
     def _catch_up(self, store: Store, most: int | None = None) -> None:
         """Add the vectors the database has and the rows lack, and hide those it no longer has; with ``most``, rows
         lacking more than that many are refused instead (:meth:`open`)."""
-        wanted = store.vector_ids(self.method)
+        wanted = store.vectors.ids(self.method)
         with self._lock:
             assert self._rows is not None  # called after saved rows loaded
             present = self._rows.live_labels()
         missing = np.setdiff1d(wanted, present)
         if most is not None and missing.size > most:
-            self._refuse(False, int(store.get_meta("generation", 0)),
+            self._refuse(False, store.meta.generation(),
                          f"{missing.size:,} sentences behind the database (an indexing run was stopped)")
         extra = np.setdiff1d(present, wanted)
         if missing.size:
-            ids, vectors = store.vectors(self.method, missing.tolist())
+            ids, vectors = store.vectors.read(self.method, missing.tolist())
             self.add(ids, vectors)
         self.remove(extra)
 

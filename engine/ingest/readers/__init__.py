@@ -15,6 +15,7 @@ import stat
 from pathlib import Path
 
 from engine.errors import ReadError
+from engine.filestate import FileState
 from engine.ingest.readers import compressed, epub, html, image, message, office, pdf, rtf, text  # noqa: F401 - importing registers them
 from engine.ingest.readers.base import Block, Document, Limits, Reader, reader_for_extension, readers, register
 from engine.ingest.readers.clean import clean_document
@@ -69,7 +70,7 @@ def _stat(path: Path) -> os.stat_result:
     except PermissionError as e:
         raise ReadError("permission denied") from e
     except FileNotFoundError as e:
-        raise ReadError("file disappeared", status="skipped") from e
+        raise ReadError("file disappeared", status=FileState.SKIPPED) from e
     except OSError as e:
         raise ReadError(f"cannot read: {e.strerror or e}") from e
 
@@ -79,7 +80,8 @@ def check_size(size: int, limits: Limits) -> None:
     hashed, so that a huge (or sparse) file costs one stat, not a read of every byte."""
     if size > limits.max_file_bytes:
         raise ReadError(
-            f"too large: {megabytes(size)} MB over the {megabytes(limits.max_file_bytes)} MB limit", status="skipped"
+            f"too large: {megabytes(size)} MB over the {megabytes(limits.max_file_bytes)} MB limit",
+            status=FileState.SKIPPED,
         )
 
 
@@ -87,9 +89,9 @@ def _check_file(path: Path, limits: Limits) -> os.stat_result:
     """The file's stat, if it is a regular file worth reading."""
     st = _stat(path)
     if not stat.S_ISREG(st.st_mode):
-        raise ReadError("not a regular file", status="skipped")
+        raise ReadError("not a regular file", status=FileState.SKIPPED)
     if st.st_size == 0:
-        raise ReadError("empty file", status="skipped")
+        raise ReadError("empty file", status=FileState.SKIPPED)
     check_size(st.st_size, limits)
     return st
 
@@ -108,15 +110,15 @@ def _head(path: Path) -> bytes:
 def _pick(path: Path) -> Reader:
     extension = path.suffix.lower()
     if extension in BINARY_EXTENSIONS:
-        raise ReadError(f"binary file ({extension})", status="skipped")
+        raise ReadError(f"binary file ({extension})", status=FileState.SKIPPED)
     head = _head(path)
     if extension in PRINTER_EXTENSIONS or head.startswith(b"%!"):
-        raise ReadError(PRINTER_CODE, status="skipped")
+        raise ReadError(PRINTER_CODE, status=FileState.SKIPPED)
     reader = reader_for_extension(path)
     if reader is not None:
         return reader
     if text.looks_binary(head):
-        raise ReadError("binary file", status="skipped")
+        raise ReadError("binary file", status=FileState.SKIPPED)
     return text.PLAIN
 
 
@@ -146,5 +148,6 @@ def read(path: Path, limits: Limits = DEFAULT_LIMITS) -> Document:
     doc = clean_document(doc)
     chars = sum(len(block.text) for block in doc.blocks)
     if chars > limits.max_chars:
-        raise ReadError(f"too much text: {chars:,} characters over the {limits.max_chars:,} limit", status="skipped")
+        raise ReadError(f"too much text: {chars:,} characters over the {limits.max_chars:,} limit",
+                        status=FileState.SKIPPED)
     return doc

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.errors import ReadError
+from engine.filestate import FileState
 from engine.ingest.readers import ocr
 from engine.ingest.readers.base import Block, Document, Limits, register
 from engine.ingest.readers.guard import parser_errors
@@ -60,7 +61,7 @@ class ImageReader:
                     warnings.simplefilter("ignore", Image.DecompressionBombWarning)
                     image = Image.open(path)
             except Image.DecompressionBombError as e:
-                raise ReadError("image too large: a decompression bomb", status="skipped") from e
+                raise ReadError("image too large: a decompression bomb", status=FileState.SKIPPED) from e
             except UnidentifiedImageError as e:
                 raise ReadError("corrupt image: not an image Pillow can decode") from e
             with image:
@@ -68,12 +69,12 @@ class ImageReader:
                     raise ocr.too_large(image.width, image.height)
                 tesseract = ocr.Tesseract.for_file(limits)
                 if tesseract is None:
-                    raise ReadError(ocr.IMAGE_WITHOUT_OCR, status="skipped")
+                    raise ReadError(ocr.IMAGE_WITHOUT_OCR, status=FileState.SKIPPED)
                 read, note = tesseract.pages(enumerate(_frames(image), 1))
                 numbered = getattr(image, "n_frames", 1) > 1
         blocks = tuple(Block(text, number if numbered else None) for number, texts in read for text in texts)
         if not blocks:
-            raise ReadError(ocr.NO_TEXT_IN_IMAGE, status="skipped")
+            raise ReadError(ocr.NO_TEXT_IN_IMAGE, status=FileState.SKIPPED)
         return Document(title=path.stem, blocks=blocks, kind=self.name, note=note)
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.errors import ReadError
+from engine.filestate import FileState
 from engine.ingest.readers.base import Limits
 from engine.ingest.readers.guard import short_cause
 
@@ -62,7 +63,7 @@ class OcrTimeUp(ReadError):
     """The file's time budget ran out while Tesseract read a page (it was ended)."""
 
     def __init__(self, seconds: float) -> None:
-        super().__init__(f"took longer than {seconds:g} s to read (OCR)", status="skipped")
+        super().__init__(f"took longer than {seconds:g} s to read (OCR)", status=FileState.SKIPPED)
 
 
 def quiet(reason: str | None) -> bool:
@@ -204,4 +205,4 @@ def tsv_paragraphs(tsv: str) -> list[str]:
 def too_large(width: int, height: int) -> ReadError:
     """The reason for an image over :data:`MAX_PIXELS`."""
     return ReadError(f"image too large: {width:,} x {height:,} pixels, over the {MAX_PIXELS // 1_000_000} megapixel "
-                     "limit", status="skipped")
+                     "limit", status=FileState.SKIPPED)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import ReadError
+from engine.filestate import FileState
 from engine.ingest.readers import ocr
 from engine.ingest.readers.base import Block, Document, Limits, register
 from engine.ingest.readers.guard import parser_errors, short_cause
@@ -452,7 +453,8 @@ class PdfReader:
                 pdf.close()
         blocks = tuple(Block(text, number) for number, texts in enumerate(pages, 1) for text in texts)
         if not blocks:
-            raise ReadError(note or f"no text layer{', and OCR found no text' if scanned else ''}", status="skipped")
+            raise ReadError(note or f"no text layer{', and OCR found no text' if scanned else ''}",
+                            status=FileState.SKIPPED)
         if not title or _JUNK_TITLE.fullmatch(title):
             title = short_title(pages[0][0] if pages[0] else None, path)
         return Document(title=title, blocks=blocks, kind=self.name, note=note)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.errors import ReadError
+from engine.filestate import FileState
 from engine.ingest.readers.base import Block, Document, Limits, register
 from engine.ingest.readers.clean import drop_modeline
 from engine.ingest.readers.guard import parser_errors
@@ -96,7 +97,7 @@ def decode(data: bytes, declared: str | None = None) -> str:
         if b"\x00" in data:
             text = _utf16(data, final=True)
             if text is None:
-                raise ReadError("binary file", status="skipped")
+                raise ReadError("binary file", status=FileState.SKIPPED)
             return text
     for charset in (declared, "utf-8"):
         if charset:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.errors import ReadError
+from engine.filestate import FileState
 from engine.ingest.readers.guard import megabytes
 
 if TYPE_CHECKING:
@@ -24,8 +25,8 @@ def copy_within(source: SupportsRead[bytes], target: Path, allowed: int, what: s
             written += len(chunk)
             if written > allowed:
                 raise ReadError(f"{what} unpacks to more than {megabytes(allowed)} MB "
-                                "(a decompression bomb, or too large to index)", status="skipped")
+                                "(a decompression bomb, or too large to index)", status=FileState.SKIPPED)
             out.write(chunk)
     if written == 0:
-        raise ReadError("empty file", status="skipped")
+        raise ReadError("empty file", status=FileState.SKIPPED)
     return written

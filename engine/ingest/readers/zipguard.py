@@ -14,6 +14,7 @@ import zipfile
 from pathlib import Path
 
 from engine.errors import ReadError
+from engine.filestate import FileState
 from engine.ingest.readers.base import Limits
 from engine.ingest.readers.guard import megabytes
 
@@ -74,7 +75,7 @@ def _inflate(archive: zipfile.ZipFile, info: zipfile.ZipInfo, inflated: int, all
     """``inflated`` plus the bytes ``info`` really unpacks to, counted until the total passes ``allowed``."""
     if info.compress_type not in _COUNTABLE:
         raise ReadError(f"unusual {fmt}: {info.filename} is packed with a method {fmt} files do not use",
-                        status="skipped")
+                        status=FileState.SKIPPED)
     # Read as if the entry declared more than the limit, so that zipfile does not stop where the header says, and
     # had no checksum, which would fail where the count stops (the parser still checks it).
     counted = copy.copy(info)
@@ -89,4 +90,4 @@ def _inflate(archive: zipfile.ZipFile, info: zipfile.ZipInfo, inflated: int, all
 def _bomb(fmt: str, unpacked: int, packed: int, counted: bool = False) -> ReadError:
     more = "more than " if counted else ""
     return ReadError(f"zip bomb? {fmt} expands to {more}{megabytes(unpacked)} MB, {unpacked / packed:,.0f} times its "
-                     "size", status="skipped")
+                     "size", status=FileState.SKIPPED)
