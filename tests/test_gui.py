@@ -1080,12 +1080,21 @@ def test_the_filter_row_limits_results_to_a_folder_and_a_type(qtbot, window, cor
     drop(window, [corpus, other])
     wait_indexed(qtbot, window)
     bar = window.filter_bar
-    qtbot.waitUntil(lambda: bar.folder.count() == 3)  # all, and the two folders
+    # all, the two folders, and each sub-folder that holds an indexed file, under its folder
+    qtbot.waitUntil(lambda: bar.folder.count() == 9)
+    labels = [bar.folder.itemText(i) for i in range(bar.folder.count())]
+    assert labels[labels.index(corpus.name):][:3] == [corpus.name, f"{corpus.name}/animals", f"{corpus.name}/astronomy"]
+    assert "more/sea" in labels
     response = type_query(qtbot, window, "porpoises echolocation")
     assert {Path(r.path).name for r in response.results} >= {"porpoise.md", "porpoises.txt"}
     with qtbot.waitSignal(window.results_shown, timeout=10_000) as blocker:
         bar.folder.setCurrentIndex(bar.folder.findData(str(other.resolve())))
     assert [Path(r.path).name for r in blocker.args[0].results] == ["porpoises.txt"]
+    with qtbot.waitSignal(window.results_shown, timeout=10_000) as blocker:  # a sub-folder of the other folder
+        bar.folder.setCurrentIndex(bar.folder.findText(f"{corpus.name}/animals"))
+    assert [Path(r.path).name for r in blocker.args[0].results] == ["porpoise.md"]
+    with qtbot.waitSignal(window.results_shown, timeout=10_000) as blocker:
+        bar.folder.setCurrentIndex(bar.folder.findData(str(other.resolve())))
     assert bar.clear_button.isEnabled()
     with qtbot.waitSignal(window.results_shown, timeout=10_000) as blocker:
         bar.kind.setCurrentIndex(bar.kind.findText("PDF"))

@@ -184,3 +184,26 @@ def test_plain_text_is_read_in_reader_processes_only_when_there_is_enough_of_it(
     # reader processes asked for are started however little there is to read, and none when none are asked for
     assert os.getpid() not in _readers_of(tmp_path / "asked", 2, 1)
     assert _readers_of(tmp_path / "none", 10, 0) == {os.getpid()}
+
+
+def test_a_cancelled_run_stops_waiting_on_a_reader_that_is_still_reading(tmp_path):
+    # a pause in the window waited as long as the slowest file in a reader's hands (a big PDF: seconds, issue 57)
+    paths = _files(tmp_path, 3, bad=-1)
+    stuck = tmp_path / "stuck.txt"
+    stuck.write_text("A file whose reader takes far longer than a pause may.\n", encoding="utf-8")
+    cancel = threading.Event()
+    asked: list[float] = []
+
+    def pause_once_it_reads() -> None:
+        while not (tmp_path / "starts").exists():
+            time.sleep(0.02)
+        asked.append(time.monotonic())
+        cancel.set()
+
+    threading.Thread(target=pause_once_it_reads, daemon=True).start()
+    budget = 3.0  # the stuck reader's process is ended by its watchdog after this, so none outlives the test
+    jobs = [(str(stuck), None), *((p, None) for p in paths)]
+    outcomes = list(pool.extract_all(jobs, Limits(read_seconds=budget), workers=1, reader=stuck_reader, cancel=cancel))
+    stopped = time.monotonic() - asked[0]
+    assert outcomes == []  # the stuck file's task holds a file besides it; the other task waits behind it
+    assert stopped < pool.CANCEL_CHECK_SECONDS + 1.0, stopped  # not the budget the reader would take

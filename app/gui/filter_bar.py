@@ -3,7 +3,9 @@ DocFetcher's filters). Changing one searches again; the engine applies them (eng
 
 from __future__ import annotations
 
+import os
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -28,6 +30,27 @@ AGES: dict[str, float | None] = {
 }
 
 
+def folders_within(roots: Iterable[str], files: Iterable[str]) -> list[tuple[str, str]]:
+    """(folder, label) of each root and, below it, each of its sub-folders that holds an indexed file (at any depth),
+    in path order; a sub-folder's label is its path from the root's name ("notes/2024/may")."""
+    roots = sorted(roots)
+    below: dict[str, set[str]] = {root: set() for root in roots}
+    for path in files:
+        root = next((r for r in roots if path.startswith(r.rstrip(os.sep) + os.sep)), None)
+        if root is None:
+            continue
+        folder = os.path.dirname(path)
+        while len(folder) > len(root) and folder not in below[root]:
+            below[root].add(folder)
+            folder = os.path.dirname(folder)
+    shown = []
+    for root in roots:
+        name = Path(readable(root)).name or readable(root)
+        shown.append((root, name))
+        shown += [(f, f"{name}/{readable(os.path.relpath(f, root))}") for f in sorted(below[root])]
+    return shown
+
+
 class FilterBar(QWidget):
     """Three drop-downs and a Clear button; ``changed`` fires when the choice changes."""
 
@@ -37,7 +60,7 @@ class FilterBar(QWidget):
         super().__init__(parent)
         self.folder = QComboBox()
         self.folder.setAccessibleName("Folder filter")
-        self.folder.setToolTip("Search only this indexed folder")
+        self.folder.setToolTip("Search only this indexed folder, or one of its sub-folders")
         self.folder.addItem("All folders", None)
         self.kind = QComboBox()
         self.kind.setAccessibleName("File type filter")
@@ -62,15 +85,16 @@ class FilterBar(QWidget):
         for box in (self.folder, self.kind, self.age):
             box.currentIndexChanged.connect(self._on_change)
 
-    def set_folders(self, roots: list[str]) -> None:
-        """Offer the index's folders; the chosen one stays chosen while it is still indexed."""
+    def set_folders(self, roots: Iterable[str], files: Iterable[str] = ()) -> None:
+        """Offer the index's folders and the sub-folders that hold ``files`` (the indexed ones' paths); the chosen one
+        stays chosen while it is still offered."""
         chosen = self.folder.currentData()
         self.folder.blockSignals(True)
         self.folder.clear()
         self.folder.addItem("All folders", None)
-        for root in sorted(roots):
-            self.folder.addItem(Path(readable(root)).name or readable(root), root)
-            self.folder.setItemData(self.folder.count() - 1, readable(root), Qt.ItemDataRole.ToolTipRole)
+        for folder, label in folders_within(roots, files):
+            self.folder.addItem(label, folder)
+            self.folder.setItemData(self.folder.count() - 1, readable(folder), Qt.ItemDataRole.ToolTipRole)
         self.folder.setCurrentIndex(max(0, self.folder.findData(chosen)))
         self.folder.blockSignals(False)
         if self.folder.currentData() != chosen:

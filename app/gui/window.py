@@ -723,7 +723,7 @@ class MainWindow(QMainWindow):
         self._announced = problems if self._announced is None else self._announced & problems
         self.folders.show_status(status, self.settings.get(S.WATCHED), self._busy())
         if status is not None:
-            self.filter_bar.set_folders(list(status.roots))
+            self.filter_bar.set_folders(status.roots, (f.path for f in status.files if f.status == "indexed"))
         self._show_summary(status)
 
     def _on_counted(self, status: IndexStatus) -> None:

@@ -25,11 +25,11 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from engine.cluster.collection import Calls
 from engine.cluster.routing import Route
 from engine.config import IndexConfig
-from engine.errors import QuireError
+from engine.errors import CancelFlag, QuireError
 from engine.heap import freeze_long_lived, keep_freed_memory
 from engine.index import Index
 from engine.ingest.extract import Extracted, extract
-from engine.ingest.pool import TASK_FILES, Job, Prepare, read_task
+from engine.ingest.pool import CANCEL_CHECK_SECONDS, TASK_FILES, Job, Prepare, read_task
 from engine.ingest.readers.base import Limits
 from engine.reports import IndexReport
 
@@ -72,9 +72,10 @@ def _read(task: list[Job], limits: Limits, prepare: Prepare | None) -> list[Extr
 
 
 def cluster_extract(jobs: list[Job], limits: Limits, workers: int | None, *,
-                    prepare: Prepare | None = None) -> Iterator[Extracted]:
+                    prepare: Prepare | None = None, cancel: CancelFlag | None = None) -> Iterator[Extracted]:
     """:func:`engine.ingest.pool.extract_all` on the cluster's workers: tasks of TASK_FILES files, outcomes as they
-    complete (``workers`` is the local pool's setting and is not used: the cluster's CPUs decide)."""
+    complete (``workers`` is the local pool's setting and is not used: the cluster's CPUs decide); stops within
+    CANCEL_CHECK_SECONDS of ``cancel`` being set."""
     pending = [jobs[start : start + TASK_FILES] for start in range(0, len(jobs), TASK_FILES)]
     pending.reverse()
     room = max(1, TASKS_PER_CPU * int(ray.cluster_resources().get("CPU", 1)))
@@ -82,8 +83,11 @@ def cluster_extract(jobs: list[Job], limits: Limits, workers: int | None, *,
     while pending or running:
         while pending and len(running) < room:
             running.append(_read.remote(pending.pop(), limits, prepare))
-        done, running = ray.wait(running, num_returns=1)
-        yield from ray.get(done[0])
+        done, running = ray.wait(running, num_returns=1, timeout=CANCEL_CHECK_SECONDS)
+        if cancel is not None and cancel.is_set():
+            return
+        if done:
+            yield from ray.get(done[0])
 
 
 @ray.remote(num_cpus=0)

@@ -147,18 +147,23 @@ class IndexingRun:
         self._total = len(jobs)
         self._report("reading", None)
         try:
-            for outcome in self.extract(jobs, self.config.limits, self.config.workers, prepare=self._preparer):
+            for outcome in self.extract(jobs, self.config.limits, self.config.workers, prepare=self._preparer,
+                                        cancel=self.cancel):
                 self._take(outcome)
                 self._done += 1
                 self._report("reading", outcome.path)
-                if self.cancel is not None and self.cancel.is_set():
-                    self.cancelled = True
+                if self._stop_asked():
                     break
+            # the extractor stops by itself when asked while it waits on readers
+            self.cancelled = self._done < self._total and self._stop_asked()
         except KeyboardInterrupt:
             self.cancelled = True
             self._finish()
             raise
         self._finish()
+
+    def _stop_asked(self) -> bool:
+        return self.cancel is not None and self.cancel.is_set()
 
     def _static_preparer(self) -> StaticPreparer | None:
         """What the readers do for the static model beside parsing (``engine.indexing.prepare``): the word ids when it

@@ -126,7 +126,10 @@ class _Watchdog:
 
     def _end(self, watch: _Watch, reason: str) -> None:
         if self.last_words is not None:
-            self.last_words.write_text(json.dumps({"path": watch.what, "reason": reason}), encoding="utf-8")
+            try:
+                self.last_words.write_text(json.dumps({"path": watch.what, "reason": reason}), encoding="utf-8")
+            except OSError:  # a cancelled run removed its folder and reads no last words: the process ends all the same
+                pass
         os._exit(OVER_BUDGET_EXIT)
 
 

@@ -28,7 +28,7 @@ from typing import Protocol
 
 from filelock import FileLock, Timeout
 
-from engine.errors import ReadError, ReaderStartError
+from engine.errors import CancelFlag, ReadError, ReaderStartError
 from engine.filestate import FileState
 from engine.ingest.budget import last_words, last_words_to, within_budget
 from engine.ingest.extract import Extracted, extract
@@ -58,6 +58,9 @@ IN_PROCESS_BYTES = 4 << 20
 PARENT_CHECK_SECONDS = 0.5
 # How long a new reader process may take to start and answer (spawn imports the indexer's main module first).
 READER_START_SECONDS = 120
+# How often a run waiting on its reader processes checks whether it was asked to stop: a PDF of a few hundred pages
+# keeps a reader busy for seconds, and a pause in the window waited for it (issue 57).
+CANCEL_CHECK_SECONDS = 0.2
 # prctl(2) option: a signal the kernel sends this process when its parent ends.
 _PR_SET_PDEATHSIG = 1
 # A reader process's last words, in the run's folder, are in the file of this name and its pid.
@@ -89,9 +92,10 @@ class Extractor(Protocol):
     """What reads an indexing run's files: :func:`extract_all` here, or a cluster's workers (engine.cluster)."""
 
     def __call__(self, jobs: list[Job], limits: Limits, workers: int | None, *,
-                 prepare: Prepare | None = None) -> Iterator[Extracted]:
+                 prepare: Prepare | None = None, cancel: CancelFlag | None = None) -> Iterator[Extracted]:
         """Yield the outcome of every job, in any order; ``prepare`` runs on each task's outcomes; ``workers``: the
-        reader processes asked for (None: the extractor chooses)."""
+        reader processes asked for (None: the extractor chooses); ``cancel`` set, stop soon, even while files are
+        still being read."""
 
 
 class _Window:
@@ -302,32 +306,33 @@ def _declined(path: str, status: FileState, reason: str) -> Extracted:
 
 
 def extract_all(jobs: list[Job], limits: Limits, workers: int | None, reader: Reader = extract,
-                prepare: Prepare | None = None) -> Iterator[Extracted]:
+                prepare: Prepare | None = None, cancel: CancelFlag | None = None) -> Iterator[Extracted]:
     """Extract (path, known hash) jobs, yielding outcomes as they complete (not in input order); ``prepare`` runs on
     each task's outcomes before they are handed back. ``workers``: reader processes; 0 reads every file here; None
     (the default setting) chooses: all cores but one, or none for a run of little plain text (IN_PROCESS_BYTES).
 
-    Stops submitting when the consumer stops iterating (cancellation): what is in flight is read in vain.
+    Stops submitting when the consumer stops iterating, and within CANCEL_CHECK_SECONDS of ``cancel`` being set while
+    it waits on reader processes: what is in flight is read in vain.
     """
     sweep_scratch()
     if workers == 0:
         yield from _here(jobs, limits, reader, prepare)
         return
     if workers is not None:
-        yield from _pooled(jobs, limits, workers, reader, prepare)
+        yield from _pooled(jobs, limits, workers, reader, prepare, cancel)
         return
     here: list[Job] = []
     apart: list[Job] = []
     for job in jobs:
         (apart if isolated(Path(job[0])) else here).append(job)
     if not _little_text(here, limits):
-        yield from _pooled(jobs, limits, default_workers(), reader, prepare)
+        yield from _pooled(jobs, limits, default_workers(), reader, prepare, cancel)
         return
     # Little plain text: it is read here, the other files (a parser in C, which only ending its process stops, or
     # whose memory only a reader process's watchdog bounds) in reader processes. Those are prepared here, where the
     # model is loaded already, rather than loading it in the reader process.
     yield from _here(here, limits, reader, prepare)
-    for outcome in _pooled(apart, limits, min(default_workers(), len(apart)), reader, None) if apart else ():
+    for outcome in _pooled(apart, limits, min(default_workers(), len(apart)), reader, None, cancel) if apart else ():
         yield from _prepared([outcome], prepare)  # one at a time: the run can be cancelled between them
 
 
@@ -350,16 +355,16 @@ def _here(jobs: list[Job], limits: Limits, reader: Reader, prepare: Prepare | No
 
 
 def _pooled(jobs: list[Job], limits: Limits, workers: int, reader: Reader,
-            prepare: Prepare | None) -> Iterator[Extracted]:
+            prepare: Prepare | None, cancel: CancelFlag | None) -> Iterator[Extracted]:
     """Read ``jobs`` in ``workers`` reader processes, replaced when one crashes or is ended by its watchdog."""
     pending = list(reversed(jobs))
     _check_interpreter()
     with _scratch() as folder:
-        yield from _pooled_in(folder, pending, limits, workers, reader, prepare)
+        yield from _pooled_in(folder, pending, limits, workers, reader, prepare, cancel)
 
 
 def _pooled_in(folder: str, pending: list[Job], limits: Limits, workers: int, reader: Reader,
-               prepare: Prepare | None) -> Iterator[Extracted]:
+               prepare: Prepare | None, cancel: CancelFlag | None) -> Iterator[Extracted]:
     while pending:
         executor = _readers(workers, folder)
         window = _Window(workers)
@@ -368,7 +373,9 @@ def _pooled_in(folder: str, pending: list[Job], limits: Limits, workers: int, re
                 while pending and window.has_room():
                     task, size = window.next_task(pending)
                     window.put(executor.submit(read_task, reader, task, limits, prepare, True), task, size)
-                done, _ = wait(window.tasks, return_when=FIRST_COMPLETED)
+                done, _ = wait(window.tasks, timeout=CANCEL_CHECK_SECONDS, return_when=FIRST_COMPLETED)
+                if cancel is not None and cancel.is_set():
+                    return  # the readers' tasks are cancelled or left to end on their own, below
                 for future in done:
                     outcomes = future.result()  # raises while the task is still in the window, if its worker died
                     window.take(future)
