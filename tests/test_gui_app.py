@@ -104,7 +104,7 @@ def test_window_module_loads_without_engine_or_torch():
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
                           env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == str(["engine", "engine.store", "engine.store.filters", "engine.text",
+    assert done.stdout.strip() == str(["engine", "engine.filestate", "engine.store", "engine.store.filters", "engine.text",
                                        "engine.text.pages", "engine.text.paths"])
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.output import print_line
-from engine.filestate import FileState
+from engine import FileState
 
 if TYPE_CHECKING:
     from app.gui.settings import Settings

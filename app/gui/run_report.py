@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from engine.filestate import FileState
+from engine import FileState
 
 if TYPE_CHECKING:
     from engine import IndexReport, IndexStatus

@@ -46,6 +46,9 @@ class OnnxSentenceModel:
     """Unit sentence vectors from an ONNX graph of a sentence transformer (``encode``), thread-safe."""
 
     def __init__(self, model: Path, tokenizer: Path, *, max_tokens: int = MAX_TOKENS, cache_size: int = CACHE) -> None:
+        # ONNX Runtime's telemetry, read as it is imported, would leave a session file in the user's temporary folder
+        # (and is nothing an offline app should start); set here, where the one import of it is
+        os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
         try:
             import onnxruntime
         except ImportError as e:  # a dependency of quire: only a broken install lacks it
