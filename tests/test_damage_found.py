@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from damage import DAMAGE, flip_in_text, replace_by_folder
 
 from engine import Index, IndexConfig
 from engine.store.meta import Key
@@ -50,41 +50,6 @@ def index(made: tuple[Path, Path], tmp_path: Path) -> Path:
     return copy
 
 
-def _overwrite(db: Path, at: int, data: bytes) -> None:
-    with db.open("r+b") as f:
-        f.seek(at)
-        f.write(data)
-
-
-def _sql(db: Path, *statements: str) -> None:
-    conn = sqlite3.connect(db)
-    try:
-        for statement in statements:
-            conn.execute(statement)
-        conn.commit()
-    finally:
-        conn.close()
-
-
-def _page_size(db: Path) -> int:
-    with sqlite3.connect(db) as conn:
-        return int(conn.execute("PRAGMA page_size").fetchone()[0])
-
-
-DAMAGE = {
-    "random bytes at 75%": lambda db: _overwrite(db, db.stat().st_size * 3 // 4, os.urandom(4096)),
-    "page 2 damaged": lambda db: _overwrite(db, _page_size(db), os.urandom(_page_size(db))),
-    "last page zeroed": lambda db: _overwrite(db, db.stat().st_size - _page_size(db), bytes(_page_size(db))),
-    "table sentences dropped": lambda db: _sql(db, "DROP TABLE sentences"),
-    "table passages_fts dropped": lambda db: _sql(db, "DROP TABLE passages_fts"),
-    "a seventh of the sentences deleted": lambda db: _sql(db, "DELETE FROM sentences WHERE id % 7 = 0"),
-    "a fifth of the documents deleted": lambda db: _sql(db, "DELETE FROM documents WHERE id % 5 = 0"),
-    "a setting that is not JSON": lambda db: _sql(db, f"UPDATE meta SET value = '{{oops' WHERE key = '{Key.GENERATION.value}'"),
-    "schema_version 'abc'": lambda db: _sql(db, f"UPDATE meta SET value = '\"abc\"' WHERE key = '{Key.SCHEMA_VERSION.value}'"),
-    "method sbert": lambda db: _sql(db, f"UPDATE meta SET value = '\"sbert\"' WHERE key = '{Key.METHOD.value}'"),
-}
-
-
 @pytest.mark.parametrize("damage", list(DAMAGE))
 def test_damage_is_found_by_status_search_and_index(made: tuple[Path, Path], index: Path, damage: str) -> None:
     docs, _ = made
@@ -105,18 +70,14 @@ def test_damage_is_found_by_status_search_and_index(made: tuple[Path, Path], ind
 
 
 def test_a_byte_flipped_in_a_sentence_is_reported_not_a_traceback(index: Path) -> None:
-    db = index / "index.db"
-    data = db.read_bytes()
-    at = data.index(b"climbed the stairs")
-    _overwrite(db, at, b"\xff\xfe")  # no longer UTF-8: SQLite gives it back, Python cannot decode it
+    flip_in_text(b"climbed the stairs")(index / "index.db")
     done = quire("search", "climbed the stairs", "--db", str(index), "--mode", "lexical")
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert "is damaged" in done.stderr and "Could not decode to UTF-8" in done.stderr
 
 
 def test_an_index_database_that_is_a_folder_is_refused_clearly(index: Path) -> None:
-    (index / "index.db").unlink()
-    (index / "index.db").mkdir()
+    replace_by_folder(index / "index.db")
     for command in (["status"], ["search", QUERY], ["index"]):
         done = quire(*command, "--db", str(index))
         assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
@@ -133,7 +94,6 @@ def test_rebuild_without_a_readable_list_of_folders_asks_for_them(index: Path, m
 
 
 def test_a_killed_run_has_every_page_checked_by_the_next(index: Path) -> None:
-
     with Index(index, create=False) as idx:
         with idx.store.transaction():
             idx.store.meta.put(Key.RUN_IN_PROGRESS, True)  # as a run killed mid-way leaves it

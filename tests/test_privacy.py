@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import write_corpus
+from ondisk import modes
 
 from engine import Index, IndexConfig
 
@@ -27,10 +28,6 @@ def quire(*args: str, umask: int, home: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "HOME": str(home), "XDG_DATA_HOME": str(home / "data")}
     return subprocess.run([sys.executable, "-c", GRAPH_CLI, *args], cwd=REPO, capture_output=True, text=True,
                           timeout=120, env=env, preexec_fn=lambda: os.umask(umask))
-
-
-def modes(folder: Path) -> dict[str, int]:
-    return {p.name: stat.S_IMODE(p.stat().st_mode) for p in [folder, *folder.iterdir()]}
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o000])

@@ -9,12 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
+import ondisk
 import pytest
 
 from engine import Index, IndexConfig
 from engine.store.meta import Key
-from engine.text.terms import stem, term_key
 
 REPO = Path(__file__).resolve().parent.parent
 # the CLI building a graph at any size, so that the graph files are searched for the words too
@@ -32,15 +31,7 @@ def quire(*args: str) -> subprocess.CompletedProcess:
 
 
 def traces(folder: Path) -> dict[str, list[str]]:
-    """Each file of the index folder holding a marker, as text or as the word index's int64 key of its stem."""
-    keys = {m: np.int64(term_key(stem(m))).tobytes() for m in MARKERS}  # as lexical_blocks stores them
-    found = {}
-    for path in folder.iterdir():
-        data = path.read_bytes()
-        held = [m for m in MARKERS if m.encode() in data or keys[m] in data]
-        if held:
-            found[path.name] = held
-    return found
+    return ondisk.traces(folder, MARKERS)
 
 
 @pytest.fixture
