@@ -178,6 +178,14 @@ def test_parse_pages_and_sentences(tmp_path) -> None:
     assert str(LikeSource(str(paper), page=2)) == f"{paper}:2"
 
 
+@pytest.mark.parametrize(("suffix", "words"), [("#-1", "sentence -1 does not exist"), (":-1", "page -1 does not exist")])
+def test_a_negative_number_is_refused_as_such(tmp_path, suffix: str, words: str) -> None:
+    paper = tmp_path / "paper.md"
+    paper.write_text("A note.")
+    with pytest.raises(ConfigError, match=words):  # was taken as a file named "paper.md#-1", "not in the index"
+        LikeSource.parse(f"{paper}{suffix}")
+
+
 def test_parse_keeps_paths_that_hold_the_separators(tmp_path) -> None:
     odd = tmp_path / "notes#2"
     odd.write_text("x")

@@ -39,7 +39,7 @@ SEPARATOR = "\n\n"  # a paragraph break: the engine's splitter never joins sente
 MAX_SENTENCE_CHARS = MAX_QUERY_CHARS // MAX_QUERY_SENTENCES - len(SEPARATOR)
 
 # A page or sentence number at the end of a spec; parsed from the right because a path may hold ':' or '#' itself.
-_SUFFIX = re.compile(r"(?P<path>.+)(?P<kind>[:#])(?P<number>\d+)", re.DOTALL)
+_SUFFIX = re.compile(r"(?P<path>.+)(?P<kind>[:#])(?P<number>-?\d+)", re.DOTALL)
 
 
 @dataclass(frozen=True)
