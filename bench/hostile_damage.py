@@ -18,6 +18,8 @@ from pathlib import Path
 import damage
 from hostile_verdicts import CaseResult, Outcome, Ran, judge, quire, timed
 
+from engine.store.meta import Key
+
 KLASS = "damaged indexes"
 FILES = 40
 QUERY = "lighthouse keeper"
@@ -48,7 +50,7 @@ MORE: dict[str, Callable[[Path], None]] = {
     "table documents dropped": lambda db: damage.sql(db, "DROP TABLE documents"),
     "table meta dropped": lambda db: damage.sql(db, "DROP TABLE meta"),
     "every setting deleted": lambda db: damage.sql(db, "DELETE FROM meta"),
-    "a setting deleted (method)": lambda db: damage.sql(db, "DELETE FROM meta WHERE key = 'method'"),
+    "a setting deleted (method)": lambda db: damage.sql(db, f"DELETE FROM meta WHERE key = '{Key.METHOD.value}'"),
 }
 QUICK = ("random bytes at 75%", "table sentences dropped", "schema_version 'abc'")
 GRAPH: dict[str, Callable[[bytes], bytes]] = {
