@@ -27,20 +27,20 @@ def read_openings(store: Store, cancel: CancelFlag | None, progress: Callable[[i
         return 0
     table = Openings(store.db.conn, secondlook.reader())
     with store.db.atomic():  # rows read by another model are dropped here
-        total = len(table.missing(limit=-1))
+        todo = table.missing(limit=-1)
     done = 0
-    if total:
-        progress(0, total)
-    while done < total and not (cancel is not None and cancel.is_set()):
-        todo = table.missing(CHUNK)
-        if not todo:
+    if todo:
+        progress(0, len(todo))
+    for start in range(0, len(todo), CHUNK):
+        if cancel is not None and cancel.is_set():
             break
-        ids = [doc_id for doc_id, _ in todo]
+        chunk = todo[start : start + CHUNK]
+        ids = [doc_id for doc_id, _ in chunk]
         first = table.first_sentences(ids, secondlook.OPENING_SENTENCES)
         vectors = secondlook.encode_openings(onnx.bundled(), [secondlook.opening_text(title, first.get(doc_id, []))
-                                                              for doc_id, title in todo])
+                                                              for doc_id, title in chunk])
         with store.db.atomic():
             table.put(ids, vectors)
-        done += len(todo)
-        progress(done, total)
+        done += len(chunk)
+        progress(done, len(todo))
     return done
